@@ -1,0 +1,50 @@
+# The front door. `make test` is what CI runs (.ci/run); it installs what it needs itself.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+export PYTHONPATH := $(CURDIR)/layers/common/python:$(CURDIR)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.PHONY: help venv venv-local lint typecheck format test unit openapi clean
+
+help:
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(VENV)/.installed-dev: requirements.txt requirements-local.txt requirements-infra.txt requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@ $(VENV)/.installed-local
+
+$(VENV)/.installed-local: requirements.txt requirements-local.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-local.txt
+	touch $@
+
+venv: $(VENV)/.installed-dev ## Everything: runtime, local stack, CDK, test and lint tools
+venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
+
+lint: venv ## ruff (lint + format check)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: venv ## mypy over the domain package, handlers, infra and local stack
+	$(BIN)/mypy layers/common/python/scheduled_posts functions infra local app.py
+
+format: venv ## Apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+unit: venv ## The test suite only
+	$(BIN)/pytest -q
+
+test: venv lint typecheck ## What CI runs: lint, types, the whole test suite, infra checks
+	$(BIN)/pytest -q
+
+openapi: venv ## Write openapi.json from the API's code
+	$(PY) -m functions.api.openapi > openapi.json
+
+clean:
+	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out

@@ -1,0 +1,75 @@
+"""Key formats of every item (see ``docs/data-model.md``). Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import datetime
+
+from scheduled_posts.clock import format_instant, hour_bucket
+
+POST_SK = "POST"
+PENDING_SK = "PENDING"
+RELEASE_SHARDS = 8
+WATERMARK_BUCKET = "WATERMARK"
+LATE_PREFIX = "LATE#"
+#: A post due within ``LOOKAHEAD_SECONDS + LATE_MARGIN_SECONDS`` of its write gets a late marker.
+LATE_MARGIN_SECONDS = 60
+#: ``~`` sorts after every character of an id or instant: the upper end of a ``due`` range.
+SK_HIGH = "~"
+
+
+def shard_for(schedule_id: str, shard_count: int) -> int:
+    """The write shard of a post: ``crc32(schedule_id) % shard_count`` (stable across processes)."""
+    return zlib.crc32(schedule_id.encode()) % shard_count
+
+
+def post_pk(schedule_id: str) -> str:
+    return f"POST#{schedule_id}"
+
+
+def owner_pk(owner: str) -> str:
+    return f"OWNER#{owner}"
+
+
+def channel_sk(channel_id: str) -> str:
+    return f"CHANNEL#{channel_id}"
+
+
+def owner_posts_gsi_pk(owner: str) -> str:
+    return f"OWNER#{owner}#POST"
+
+
+def order_key(publish_at: datetime, schedule_id: str) -> str:
+    """``<publish_at>#<schedule_id>``: listing order (GSI ``by_owner``) and due-index order."""
+    return f"{format_instant(publish_at)}#{schedule_id}"
+
+
+def due_bucket(publish_at: datetime, shard: int) -> str:
+    """Partition key of a due entry: ``YYYY-MM-DDTHH#<shard>`` (hour bucket x write shard)."""
+    return f"{hour_bucket(publish_at)}#{shard}"
+
+
+def late_bucket(shard: int) -> str:
+    return f"{LATE_PREFIX}{shard}"
+
+
+def release_sk(schedule_id: str) -> str:
+    """The pending-counter release item a post's release goes to (spreads a burst over 8 items)."""
+    return f"{PENDING_SK}#RELEASED#{zlib.crc32(schedule_id.encode()) % RELEASE_SHARDS}"
+
+
+def attempt_sk(started_at: datetime, channel_id: str, attempt: int) -> str:
+    return f"ATTEMPT#{format_instant(started_at)}#{channel_id}#{attempt:03d}"
+
+
+def lease_shard(shard: int) -> str:
+    return f"LEASE#{shard}"
+
+
+def rate_pk(channel_id: str) -> str:
+    return f"RATE#{channel_id}"
+
+
+def rate_minute(instant: datetime) -> str:
+    """The UTC minute a rate-limit slot belongs to: ``YYYY-MM-DDTHH:MM``."""
+    return instant.strftime("%Y-%m-%dT%H:%M")

@@ -1,0 +1,233 @@
+"""Posts, deliveries, attempts and channels as the domain sees them.
+
+Instants are aware UTC datetimes; ``to_item``/``from_item`` convert to and from the DynamoDB
+item shapes of ``docs/data-model.md`` (boto3 resource types: ``Decimal`` numbers).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scheduled_posts import keys
+from scheduled_posts.clock import format_instant, instant_from_storage
+
+
+class PostStatus(StrEnum):
+    SCHEDULED = "scheduled"
+    PUBLISHING = "publishing"
+    PUBLISHED = "published"
+    PARTIALLY_PUBLISHED = "partially_published"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    MISSED = "missed"
+
+
+TERMINAL_POST_STATUSES = frozenset(
+    {
+        PostStatus.PUBLISHED,
+        PostStatus.PARTIALLY_PUBLISHED,
+        PostStatus.FAILED,
+        PostStatus.CANCELLED,
+        PostStatus.MISSED,
+    }
+)
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "pending"
+    PUBLISHING = "publishing"
+    PUBLISHED = "published"
+    RETRY_SCHEDULED = "retry_scheduled"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+TERMINAL_DELIVERY_STATUSES = frozenset(
+    {DeliveryStatus.PUBLISHED, DeliveryStatus.FAILED, DeliveryStatus.SKIPPED}
+)
+
+
+def _opt_instant(value: Any) -> datetime | None:
+    return instant_from_storage(value) if value else None
+
+
+def _opt_str(value: datetime | None) -> str | None:
+    return format_instant(value) if value is not None else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _dec(value: float | None) -> Decimal | None:
+    return Decimal(str(round(value, 3))) if value is not None else None
+
+
+class Delivery(BaseModel):
+    """The state of one (post, channel) delivery. ``attempts`` counts tries that used an attempt."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    channel_id: str
+    status: DeliveryStatus = DeliveryStatus.PENDING
+    attempts: int = 0
+    remote_id: str | None = None
+    published_at: datetime | None = None
+    last_error: str | None = None
+    next_attempt_at: datetime | None = None
+    lag_seconds: float | None = None
+
+    def to_item(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "attempts": self.attempts,
+            "remote_id": self.remote_id,
+            "published_at": _opt_str(self.published_at),
+            "last_error": self.last_error,
+            "next_attempt_at": _opt_str(self.next_attempt_at),
+            "lag_seconds": _dec(self.lag_seconds),
+        }
+
+    @classmethod
+    def from_item(cls, channel_id: str, item: dict[str, Any]) -> Delivery:
+        return cls(
+            channel_id=channel_id,
+            status=DeliveryStatus(item.get("status", "pending")),
+            attempts=int(item.get("attempts", 0)),
+            remote_id=item.get("remote_id"),
+            published_at=_opt_instant(item.get("published_at")),
+            last_error=item.get("last_error"),
+            next_attempt_at=_opt_instant(item.get("next_attempt_at")),
+            lag_seconds=_num(item.get("lag_seconds")),
+        )
+
+
+class Post(BaseModel):
+    """A scheduled post and its per-channel deliveries."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schedule_id: str
+    owner: str
+    status: PostStatus
+    content: str
+    media_ids: list[str] = Field(default_factory=list)
+    publish_at: datetime
+    channel_ids: list[str]
+    deliveries: dict[str, Delivery] = Field(default_factory=dict)
+    version: int = 1
+    created_at: datetime
+    updated_at: datetime
+    published_at: datetime | None = None
+    publish_lag_seconds: float | None = None
+    status_reason: str | None = None
+    shard: int = 0
+    due_bucket: str | None = None
+    due_sk: str | None = None
+    lease_token: str | None = None
+    lease_expires_at: datetime | None = None
+    expires_at: int | None = None
+
+    def to_item(self) -> dict[str, Any]:
+        """The full DynamoDB item (boto3 resource types)."""
+        item: dict[str, Any] = {
+            "pk": keys.post_pk(self.schedule_id),
+            "sk": keys.POST_SK,
+            "schedule_id": self.schedule_id,
+            "owner": self.owner,
+            "status": self.status.value,
+            "content": self.content,
+            "media_ids": list(self.media_ids),
+            "publish_at": format_instant(self.publish_at),
+            "channel_ids": list(self.channel_ids),
+            "deliveries": {cid: d.to_item() for cid, d in self.deliveries.items()},
+            "version": self.version,
+            "created_at": format_instant(self.created_at),
+            "updated_at": format_instant(self.updated_at),
+            "published_at": _opt_str(self.published_at),
+            "publish_lag_seconds": _dec(self.publish_lag_seconds),
+            "status_reason": self.status_reason,
+            "shard": self.shard,
+            "due_bucket": self.due_bucket,
+            "due_sk": self.due_sk,
+            "gsi1pk": keys.owner_posts_gsi_pk(self.owner),
+            "gsi1sk": keys.order_key(self.publish_at, self.schedule_id),
+        }
+        if self.lease_token is not None:
+            item["lease_token"] = self.lease_token
+        if self.lease_expires_at is not None:
+            item["lease_expires_at"] = format_instant(self.lease_expires_at)
+            if self.status == PostStatus.PUBLISHING:
+                item["lease_shard"] = keys.lease_shard(self.shard)
+        if self.expires_at is not None:
+            item["expires_at"] = self.expires_at
+        return item
+
+    @classmethod
+    def from_item(cls, item: dict[str, Any]) -> Post:
+        deliveries = {
+            cid: Delivery.from_item(cid, d) for cid, d in (item.get("deliveries") or {}).items()
+        }
+        return cls(
+            schedule_id=item["schedule_id"],
+            owner=item["owner"],
+            status=PostStatus(item["status"]),
+            content=item["content"],
+            media_ids=list(item.get("media_ids") or []),
+            publish_at=instant_from_storage(item["publish_at"]),
+            channel_ids=list(item.get("channel_ids") or []),
+            deliveries=deliveries,
+            version=int(item["version"]),
+            created_at=instant_from_storage(item["created_at"]),
+            updated_at=instant_from_storage(item["updated_at"]),
+            published_at=_opt_instant(item.get("published_at")),
+            publish_lag_seconds=_num(item.get("publish_lag_seconds")),
+            status_reason=item.get("status_reason"),
+            shard=int(item.get("shard", 0)),
+            due_bucket=item.get("due_bucket"),
+            due_sk=item.get("due_sk"),
+            lease_token=item.get("lease_token"),
+            lease_expires_at=_opt_instant(item.get("lease_expires_at")),
+            expires_at=int(item["expires_at"]) if item.get("expires_at") is not None else None,
+        )
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when retention has passed (TTL deletion is late; readers hide such items)."""
+        return self.expires_at is not None and self.expires_at <= now.timestamp()
+
+
+class Attempt(BaseModel):
+    """One try of one delivery, for ``GET /v1/scheduled-posts/{id}/attempts``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    channel_id: str
+    attempt: int
+    started_at: datetime
+    finished_at: datetime | None = None
+    outcome: str
+    http_status: int | None = None
+    error: str | None = None
+    lag_seconds: float | None = None
+
+
+class Channel(BaseModel):
+    """A destination of a user. ``signing_secret`` is never shown after creation."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    channel_id: str
+    owner: str
+    platform: str
+    name: str
+    url: str
+    rate_limit_per_minute: int | None = None
+    signing_secret: str
+    previous_signing_secret: str | None = None
+    previous_secret_expires_at: datetime | None = None
+    created_at: datetime

@@ -1,0 +1,1 @@
+"""Delivery platforms (``webhook`` first), behind one adapter interface."""

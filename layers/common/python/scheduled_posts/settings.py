@@ -1,0 +1,87 @@
+"""Service settings, read from the environment once, with units in the names.
+
+The same names are used by the deployed Lambdas (set by the CDK app from the stage config) and
+by ``make run`` (read from its environment), so a tester can shrink any of them without editing
+code. Logic functions receive values from a :class:`Settings`, never ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: SQS ``DelaySeconds`` maximum (Amazon SQS Developer Guide, "Amazon SQS delay queues").
+SQS_MAX_DELAY_SECONDS = 900
+
+
+class Settings(BaseModel):
+    """Every tunable of the service. Field names equal the environment variable names."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    POSTS_TABLE_NAME: str = "scheduled-posts-posts"
+    DUE_INDEX_TABLE_NAME: str = "scheduled-posts-due-index"
+    IDEMPOTENCY_TABLE_NAME: str = "scheduled-posts-idempotency"
+    DISPATCH_QUEUE_URL: str = ""
+    DISPATCH_DLQ_URL: str = ""
+
+    LOOKAHEAD_SECONDS: int = Field(600, ge=1, le=SQS_MAX_DELAY_SECONDS)
+    SWEEP_INTERVAL_SECONDS: int = Field(60, ge=1, le=3600)
+    MISFIRE_GRACE_SECONDS: int = Field(86_400, ge=0)
+    RETRY_BASE_SECONDS: float = Field(30.0, gt=0)
+    RETRY_CAP_SECONDS: float = Field(900.0, gt=0)
+    MAX_ATTEMPTS: int = Field(6, ge=1, le=100)
+    LEASE_SECONDS: int = Field(60, ge=5, le=3600)
+    MAX_PENDING_POSTS: int = Field(1000, ge=1)
+    MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
+    WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
+    WEBHOOK_ALLOWED_ORIGINS: str = ""
+    RETENTION_DAYS: int = Field(90, ge=1)
+    SECRET_OVERLAP_SECONDS: int = Field(86_400, ge=0)
+    DELIVERY_TIMEOUT_SECONDS: float = Field(10.0, gt=0, le=60)
+    MAX_RECEIVE_COUNT: int = Field(5, ge=2, le=1000)
+    WATCHDOG_INTERVAL_SECONDS: int = Field(60, ge=1)
+    RECONCILE_INTERVAL_SECONDS: int = Field(300, ge=1)
+    RECONCILE_WINDOW_SECONDS: int = Field(3600, ge=60)
+    #: HMAC key for pagination cursors. Locally a plain value; in AWS the CDK app stores it in
+    #: Secrets Manager and passes ``CURSOR_SECRET_ARN`` instead.
+    CURSOR_SECRET: str = ""
+    CURSOR_SECRET_ARN: str = ""
+
+    @field_validator("WEBHOOK_ALLOWED_ORIGINS")
+    @classmethod
+    def _strip_origins(cls, value: str) -> str:
+        return ",".join(part.strip() for part in value.split(",") if part.strip())
+
+    @model_validator(mode="after")
+    def _check_retry(self) -> Settings:
+        if self.RETRY_CAP_SECONDS < self.RETRY_BASE_SECONDS:
+            raise ValueError("RETRY_CAP_SECONDS must be >= RETRY_BASE_SECONDS")
+        return self
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """``WEBHOOK_ALLOWED_ORIGINS`` split into ``scheme://host[:port]`` entries."""
+        return tuple(o for o in self.WEBHOOK_ALLOWED_ORIGINS.split(",") if o)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build from an environment mapping (default ``os.environ``); unknown names are ignored.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            When a value is out of range (e.g. ``LOOKAHEAD_SECONDS`` > 900).
+        """
+        env = os.environ if environ is None else environ
+        names = cls.model_fields.keys()
+        return cls.model_validate({k: env[k] for k in names if k in env and env[k] != ""})
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once from ``os.environ``."""
+    return Settings.from_env()

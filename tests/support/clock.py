@@ -1,0 +1,45 @@
+"""A controllable clock that moves everything in-process: our code, moto's SQS delays and
+visibility timeouts, and Powertools' idempotency expiries (all read ``time.time``).
+
+Built on ``time-machine``: ``sleep`` and ``advance`` shift the travelled clock instead of
+waiting, so tests never sleep.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import time_machine
+
+
+class SimClock:
+    """``now()`` is the travelled UTC time; ``sleep(s)``/``advance(s)`` move it forward.
+
+    ``skew_seconds`` shifts what this instance reports relative to the shared simulated time,
+    to model machines whose clocks disagree (the worker's clock is the reference).
+    """
+
+    def __init__(self, traveller: time_machine.Coordinates, skew_seconds: float = 0.0) -> None:
+        self._traveller = traveller
+        self.skew_seconds = skew_seconds
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + timedelta(seconds=self.skew_seconds)
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._traveller.shift(timedelta(seconds=seconds))
+
+    def advance(self, seconds: float) -> None:
+        """Move the shared simulated time forward by ``seconds``."""
+        self.sleep(seconds)
+
+    def advance_to(self, instant: datetime) -> None:
+        """Move the shared simulated time forward to ``instant`` (never backwards)."""
+        delta = (instant - datetime.now(UTC)).total_seconds()
+        if delta > 0:
+            self._traveller.shift(timedelta(seconds=delta))
+
+    def skewed(self, skew_seconds: float) -> SimClock:
+        """Another view of the same simulated time, off by ``skew_seconds``."""
+        return SimClock(self._traveller, skew_seconds)
