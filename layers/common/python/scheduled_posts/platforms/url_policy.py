@@ -1,0 +1,304 @@
+"""Which webhook URLs the service may call: the server-side request forgery (SSRF) policy.
+
+A channel URL is checked twice with :func:`check_destination`: when the channel is created
+(the API answers 422 on a refusal) and again at every send (the webhook adapter connects only
+to the addresses checked then, so a DNS answer that changes between the check and the connect,
+"DNS rebinding", cannot reach a private address).
+
+Rules (issue 2):
+
+- ``https`` only, and every resolved address must be globally routable: not private,
+  loopback, link-local, multicast, reserved, unspecified, shared address space (CGNAT,
+  RFC 6598), documentation or benchmarking ranges, nor an IPv6 address that embeds one
+  (IPv4-mapped ``::ffff:0:0/96``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo).
+  The ranges are those of the IANA special-purpose address registries (RFC 6890), as encoded
+  by :mod:`ipaddress`.
+- Origins listed in ``WEBHOOK_ALLOWED_ORIGINS`` (``scheme://host[:port]``; an entry without a
+  port matches any port) may use ``http`` and may resolve to private addresses: the local
+  stack lists ``http://127.0.0.1`` so loopback receivers work.
+- No userinfo (``user:pass@``), no fragment, a host is required, at most 2,048 characters,
+  no whitespace or control characters, no IPv6 zone ids, no ambiguous numeric hosts
+  (``127.1``, ``0x7f000001``) that resolvers read as IP addresses.
+
+IP-literal hosts are checked like resolved ones. Tests inject a :data:`Resolver`; they never
+resolve real names.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+#: ``host -> addresses`` (IPv4 dotted quads or IPv6 text). Raises ``OSError`` when the name does
+#: not resolve. :func:`system_resolver` in production; a dict lookup in tests.
+Resolver = Callable[[str], Sequence[str]]
+
+#: Longest accepted URL, in characters (a common de-facto limit; RFC 9110 section 4.1
+#: recommends supporting at least 8,000 octets, we accept far less on purpose).
+MAX_URL_LENGTH = 2048
+
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+# Hosts made only of digits, dots and hex that are not canonical dotted quads: inet_aton reads
+# "127.1", "0177.0.0.1" or "0x7f000001" as loopback, so refuse them rather than guess.
+_NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]*))*\.?$")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+class UnsafeDestinationError(ValueError):
+    """The URL may not be called. ``str(exc)`` is a message safe to show to the caller."""
+
+
+class UnresolvableDestinationError(UnsafeDestinationError):
+    """The host did not resolve (now). At channel create it is a refusal like any other; at
+    send time the webhook adapter treats it as retryable (DNS failures are often transient)."""
+
+
+@dataclass(frozen=True)
+class Destination:
+    """A checked URL.
+
+    ``host`` is the lower-case ASCII (IDNA) host name, or the IP literal without brackets;
+    ``port`` is explicit or the scheme's default; ``target`` is the request target (path and
+    query, ``/`` when empty); ``addresses`` are the checked addresses to connect to, in resolver
+    order (never empty).
+    """
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    target: str
+    addresses: tuple[str, ...]
+
+    @property
+    def host_header(self) -> str:
+        """The ``Host`` header value (RFC 9110 section 7.2): brackets for IPv6, the port only
+        when it is not the scheme's default."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if self.port != _DEFAULT_PORTS[self.scheme]:
+            return f"{host}:{self.port}"
+        return host
+
+
+def _ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    return None
+
+
+def non_global_reason(address: str) -> str | None:
+    """Why ``address`` is not a public unicast address, or ``None`` when it is.
+
+    Raises
+    ------
+    ValueError
+        When ``address`` is not an IP address.
+    """
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.scope_id:
+            return "an IPv6 address with a zone id"
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            inner = non_global_reason(str(embedded))
+            if inner is not None:
+                return f"an IPv6 address embedding {embedded}, {inner}"
+    checks = (
+        (ip.is_unspecified, "an unspecified address"),
+        (ip.is_loopback, "a loopback address"),
+        (ip.is_link_local, "a link-local address"),
+        (ip.is_multicast, "a multicast address"),
+        (ip.is_private, "a private address"),
+        (ip.is_reserved, "a reserved address"),
+        (not ip.is_global, "not a globally routable address"),
+    )
+    return next((reason for hit, reason in checks if hit), None)
+
+
+def _parse_origin(origin: str) -> tuple[str, str, int | None] | None:
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return parts.scheme, _normalise_host(parts.hostname), port
+
+
+def _normalise_host(host: str) -> str:
+    host = host.strip().lower().rstrip(".")
+    literal = _ip_literal(host)
+    if literal is not None:
+        return str(literal)
+    return host
+
+
+def origin_allowed(scheme: str, host: str, port: int, allowed_origins: Sequence[str]) -> bool:
+    """Whether ``scheme://host:port`` matches an entry of ``allowed_origins``.
+
+    Entries are ``scheme://host[:port]``; one without a port matches any port. Hosts compare
+    case-insensitively; IP literals compare by value (``[::1]`` matches ``[0::1]``). Malformed
+    entries match nothing.
+    """
+    for entry in allowed_origins:
+        parsed = _parse_origin(entry)
+        if parsed is None:
+            continue
+        e_scheme, e_host, e_port = parsed
+        if e_scheme == scheme and e_host == host and (e_port is None or e_port == port):
+            return True
+    return False
+
+
+def _ascii_host(raw: str) -> str:
+    host = raw.lower().rstrip(".")
+    if not host:
+        raise UnsafeDestinationError("url must name a host")
+    if "%" in host:
+        raise UnsafeDestinationError("url host must not carry an IPv6 zone id")
+    if _ip_literal(host) is not None:
+        return str(_ip_literal(host))
+    if _NUMERIC_HOST.match(host):
+        raise UnsafeDestinationError(
+            "url host is an ambiguous numeric address; write a dotted-quad IPv4 address"
+        )
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise UnsafeDestinationError("url host is not a valid domain name") from exc
+    if not re.fullmatch(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?", ascii_host) or ".." in ascii_host:
+        raise UnsafeDestinationError("url host is not a valid domain name")
+    return ascii_host
+
+
+def check_destination(
+    url: str, *, allowed_origins: Sequence[str], resolver: Resolver
+) -> Destination:
+    """Check ``url`` against the policy above and resolve its host once.
+
+    Parameters
+    ----------
+    url
+        The channel URL as the user gave it.
+    allowed_origins
+        ``Settings.allowed_origins`` (``WEBHOOK_ALLOWED_ORIGINS`` split).
+    resolver
+        Name resolution; called once, and not at all for an IP-literal host.
+
+    Returns
+    -------
+    Destination
+        With the addresses to connect to; every one of them passed the checks.
+
+    Raises
+    ------
+    UnresolvableDestinationError
+        When the host does not resolve (the resolver raised ``OSError`` or returned nothing).
+    UnsafeDestinationError
+        With one message per refusal (scheme, userinfo, fragment, length, host, address).
+    """
+    if not isinstance(url, str) or not url:
+        raise UnsafeDestinationError("url is required")
+    if len(url) > MAX_URL_LENGTH:
+        raise UnsafeDestinationError(f"url must be at most {MAX_URL_LENGTH} characters")
+    if _CONTROL_OR_SPACE.search(url):
+        raise UnsafeDestinationError("url must not contain whitespace or control characters")
+    if "#" in url:
+        raise UnsafeDestinationError("url must not contain a fragment")
+    if "\\" in url:
+        raise UnsafeDestinationError("url must not contain a backslash")
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise UnsafeDestinationError("url is malformed") from exc
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS:
+        raise UnsafeDestinationError("url scheme must be https")
+    if not parts.netloc:
+        raise UnsafeDestinationError("url must name a host")
+    if "@" in parts.netloc:
+        raise UnsafeDestinationError("url must not contain userinfo (user:password@)")
+    try:
+        explicit_port = parts.port
+    except ValueError as exc:
+        raise UnsafeDestinationError("url port must be a number from 1 to 65535") from exc
+    if explicit_port == 0:
+        raise UnsafeDestinationError("url port must be a number from 1 to 65535")
+    if parts.netloc.endswith(":"):
+        raise UnsafeDestinationError("url port must be a number from 1 to 65535")
+    host = _ascii_host(parts.hostname or "")
+    port = explicit_port if explicit_port is not None else _DEFAULT_PORTS[scheme]
+    allowed = origin_allowed(scheme, host, port, allowed_origins)
+    if scheme != "https" and not allowed:
+        raise UnsafeDestinationError("url scheme must be https")
+
+    literal = _ip_literal(host)
+    if literal is not None:
+        addresses: tuple[str, ...] = (str(literal),)
+    else:
+        try:
+            answer = resolver(host)
+        except OSError as exc:
+            raise UnresolvableDestinationError(f"url host {host} does not resolve") from exc
+        addresses = tuple(dict.fromkeys(str(a) for a in answer))
+        if not addresses:
+            raise UnresolvableDestinationError(f"url host {host} does not resolve")
+    if not allowed:
+        for address in addresses:
+            try:
+                reason = non_global_reason(address)
+            except ValueError as exc:
+                raise UnresolvableDestinationError(
+                    f"url host {host} resolved to a non-address"
+                ) from exc
+            if reason is not None:
+                where = (
+                    f"url address {host} is"
+                    if literal
+                    else f"url host {host} resolves to {address},"
+                )
+                raise UnsafeDestinationError(
+                    f"{where} {reason}; webhooks may only call public addresses"
+                )
+    target = parts.path or "/"
+    if parts.query:
+        target = f"{target}?{parts.query}"
+    return Destination(
+        url=url,
+        scheme=scheme,
+        host=host,
+        port=port,
+        target=target,
+        addresses=addresses,
+    )
+
+
+def system_resolver(host: str) -> list[str]:
+    """Resolve ``host`` with ``socket.getaddrinfo`` (TCP), unique addresses in answer order.
+
+    Raises
+    ------
+    OSError
+        ``socket.gaierror`` when the name does not resolve.
+    """
+    infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
