@@ -92,3 +92,14 @@ class RetryableDeliveryError(Exception):
         self.http_status = http_status
         self.retry_after_seconds = retry_after_seconds
         self.rate_limited = rate_limited
+
+
+class QueueSendError(Exception):
+    """SQS did not accept a dispatch message (raised by ``scheduled_posts.data.queue``).
+
+    ``sent`` holds, for a batch send, the acceptance flags of the messages sent before the failure.
+    """
+
+    def __init__(self, message: str, *, sent: list[bool] | None = None) -> None:
+        super().__init__(message)
+        self.sent = list(sent or [])
