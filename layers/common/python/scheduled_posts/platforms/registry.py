@@ -1,0 +1,54 @@
+"""Platform name -> adapter. Adding a platform is one module plus one line in ``_FACTORIES``.
+
+The API validates ``POST /v1/channels``'s ``platform`` against :data:`KNOWN_PLATFORMS`; the
+worker builds the adapter of each channel with :func:`get_adapter`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.webhook import WebhookAdapter
+from scheduled_posts.settings import Settings
+
+#: ``platform -> factory(settings, **collaborators)``. Collaborators a factory does not know
+#: (another platform's test fakes) are ignored.
+_FACTORIES: dict[str, Callable[..., PlatformAdapter]] = {
+    "webhook": lambda settings, transport=None, resolver=None, **_: WebhookAdapter(
+        settings, transport=transport, resolver=resolver
+    ),
+}
+
+#: The platforms a channel may use, sorted.
+KNOWN_PLATFORMS: tuple[str, ...] = tuple(sorted(_FACTORIES))
+
+
+class UnknownPlatformError(ValueError):
+    """No adapter is registered under that name."""
+
+
+def get_adapter(platform: str, *, settings: Settings, **collaborators: Any) -> PlatformAdapter:
+    """Build the adapter for ``platform``.
+
+    Parameters
+    ----------
+    platform
+        A name from :data:`KNOWN_PLATFORMS` (``"webhook"``).
+    settings
+        The service settings.
+    collaborators
+        Injectable dependencies passed to the factory, e.g. ``transport=`` and ``resolver=`` for
+        ``webhook`` (tests pass the fake receiver and a fake resolver).
+
+    Raises
+    ------
+    UnknownPlatformError
+        When no adapter is registered under ``platform``.
+    """
+    try:
+        factory = _FACTORIES[platform]
+    except KeyError as exc:
+        raise UnknownPlatformError(f"unknown platform {platform!r}") from exc
+    return factory(settings, **collaborators)
