@@ -1,0 +1,76 @@
+"""Promotion: send one due entry to the dispatch queue at once (the API, after a create or edit
+inside the lookahead), then mark it enqueued and delete its late marker.
+
+Send, then mark (``docs/decisions.md`` item 3): a crash between the two makes a counted,
+harmless duplicate message, never a lost post.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from scheduled_posts import keys
+from scheduled_posts.clock import Clock, SystemClock
+from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.queue import DispatchQueue, delay_until
+from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
+from scheduled_posts.observability import logger, metrics
+from scheduled_posts.settings import Settings
+
+
+def promote_entry(
+    entry: DueEntry, *, settings: Settings, due_index: DueIndex, queue: DispatchQueue, clock: Clock
+) -> bool:
+    """Send ``entry`` now with ``DelaySeconds = ceil(publish_at - now)`` (0-900), mark it
+    enqueued, delete its ``LATE#<shard>`` marker.
+
+    Returns True when a message was sent, False when the entry is beyond
+    ``LOOKAHEAD_SECONDS + LATE_MARGIN_SECONDS`` (the sweeper will find it ahead of its
+    watermark). A failed mark condition is counted as ``DuplicateEnqueued``.
+
+    Raises
+    ------
+    scheduled_posts.errors.QueueSendError
+        When SQS refuses the message (nothing marked; the late marker stays for the sweeper).
+    botocore.exceptions.ClientError
+        When DynamoDB fails after the send (the message is out; the sweeper may send a duplicate).
+    """
+    now = clock.now()
+    window = timedelta(seconds=settings.LOOKAHEAD_SECONDS + keys.LATE_MARGIN_SECONDS)
+    if entry.publish_at > now + window:
+        return False
+    message = DispatchMessage(
+        schedule_id=entry.schedule_id,
+        version=entry.version,
+        publish_at=entry.publish_at,
+        attempt=1,
+        reason=DispatchReason.PROMOTE,
+    )
+    queue.send(message, delay_until(entry.publish_at, now))
+    metrics.add_metric(name="Enqueued", unit="Count", value=1)
+    if not due_index.mark_enqueued(entry, now):
+        metrics.add_metric(name="DuplicateEnqueued", unit="Count", value=1)
+    due_index.delete_late_marker(entry.shard, entry.due)
+    logger.info(
+        "promoted",
+        extra={"schedule_id": entry.schedule_id, "version": entry.version},
+    )
+    return True
+
+
+def make_promoter(settings: Settings, clock: Clock | None = None) -> Callable[[DueEntry], None]:
+    """A ``promote(entry)`` for the API to call after committing a create or an edit whose
+    ``publish_at`` is within ``LOOKAHEAD_SECONDS`` (+ the 60 s late margin).
+
+    Best effort: ``promote`` may raise (:class:`scheduled_posts.errors.QueueSendError`, botocore
+    errors); the caller logs and swallows, and the sweeper sends the post from its late marker.
+    """
+    due_index = DueIndex(settings.DUE_INDEX_TABLE_NAME)
+    queue = DispatchQueue(settings.DISPATCH_QUEUE_URL)
+    used_clock: Clock = clock if clock is not None else SystemClock()
+
+    def promote(entry: DueEntry) -> None:
+        promote_entry(entry, settings=settings, due_index=due_index, queue=queue, clock=used_clock)
+
+    return promote

@@ -1,0 +1,191 @@
+"""The sweeper: find due entries within the lookahead and send them to the dispatch queue.
+
+Per write shard ``0 .. WRITE_SHARD_COUNT-1``:
+
+1. drain the ``LATE#<shard>`` markers (entries written behind a watermark) that are due within
+   the lookahead;
+2. query each hour bucket from the watermark's hour to ``now + LOOKAHEAD_SECONDS`` with
+   ``due BETWEEN <watermark + 1 ms> AND <bucket end or horizon>#~`` (paginated);
+3. skip entries already enqueued for their version, send the rest in batches of 10 with
+   ``DelaySeconds = ceil(publish_at - now)`` clamped to ``[0, 900]`` (overdue: 0), then mark each
+   enqueued (a failed condition is a counted duplicate);
+4. advance the watermark monotonically after every completed page and bucket.
+
+Never a Scan: reads grow with the entries in ``(watermark, horizon]`` plus the late markers.
+Misfire is decided by the worker (``docs/decisions.md`` item 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from scheduled_posts import keys
+from scheduled_posts.clock import Clock, SystemClock, format_instant
+from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.queue import DispatchQueue, Outgoing, delay_until
+from scheduled_posts.errors import QueueSendError
+from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
+from scheduled_posts.observability import logger, metrics
+from scheduled_posts.settings import Settings
+
+_MS = timedelta(milliseconds=1)
+_HOUR = timedelta(hours=1)
+
+
+@dataclass
+class SweepResult:
+    """What one sweep did.
+
+    ``scanned_count`` is the sum of DynamoDB ``ScannedCount`` over every due-index Query of the
+    sweep (buckets and late markers), the measure of its read cost.
+    """
+
+    enqueued: int = 0
+    duplicates: int = 0
+    already_enqueued: int = 0
+    late_drained: int = 0
+    scanned_count: int = 0
+    queries: int = 0
+    failed_shards: list[int] = field(default_factory=list)
+
+
+class _ShardIncomplete(Exception):
+    """Some messages of a page were not accepted: stop this shard without advancing further."""
+
+
+def _floor_hour(instant: datetime) -> datetime:
+    return instant.replace(minute=0, second=0, microsecond=0)
+
+
+class Sweeper:
+    """One sweep over every shard. Collaborators are injectable (the fault suite wraps them).
+
+    Parameters
+    ----------
+    settings:
+        ``LOOKAHEAD_SECONDS``, ``MISFIRE_GRACE_SECONDS``, ``WRITE_SHARD_COUNT`` and resource names.
+    due_index, queue, clock:
+        Default to the production ``DueIndex``, ``DispatchQueue`` and ``SystemClock``.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        due_index: DueIndex | None = None,
+        queue: DispatchQueue | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.settings = settings
+        self.due_index = due_index or DueIndex(settings.DUE_INDEX_TABLE_NAME)
+        self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+        self.clock: Clock = clock or SystemClock()
+
+    def sweep(self) -> SweepResult:
+        """Sweep every shard once; a shard that fails is listed in ``failed_shards`` and retried
+        from its watermark by the next sweep (the others are unaffected)."""
+        result = SweepResult()
+        now = self.clock.now()
+        horizon = now + timedelta(seconds=self.settings.LOOKAHEAD_SECONDS)
+        for shard in range(self.settings.WRITE_SHARD_COUNT):
+            try:
+                self._sweep_shard(shard, now, horizon, result)
+            except (_ShardIncomplete, QueueSendError) as exc:
+                result.failed_shards.append(shard)
+                logger.warning("shard sweep incomplete", extra={"shard": shard, "error": str(exc)})
+        if result.enqueued:
+            metrics.add_metric(name="Enqueued", unit="Count", value=result.enqueued)
+        if result.duplicates:
+            metrics.add_metric(name="DuplicateEnqueued", unit="Count", value=result.duplicates)
+        return result
+
+    # -- one shard ------------------------------------------------------------------------------
+
+    def _sweep_shard(
+        self, shard: int, now: datetime, horizon: datetime, result: SweepResult
+    ) -> None:
+        self._drain_late_markers(shard, now, horizon, result)
+        watermark = self.due_index.read_watermark(shard)
+        if watermark is None:
+            watermark = now - timedelta(seconds=self.settings.MISFIRE_GRACE_SECONDS)
+        if watermark >= horizon:
+            return
+        low = watermark + _MS
+        hour = _floor_hour(low)
+        while hour <= horizon:
+            high = min(hour + _HOUR - _MS, horizon)
+            bucket = keys.due_bucket(hour, shard)
+            for page in self.due_index.query_bucket(
+                bucket, format_instant(max(low, hour)), format_instant(high) + "#" + keys.SK_HIGH
+            ):
+                result.queries += 1
+                result.scanned_count += page.scanned_count
+                self._send_and_mark(page.entries, now, result, DispatchReason.SWEEP)
+                if not page.last and page.entries:
+                    self.due_index.advance_watermark(shard, page.entries[-1].publish_at - _MS)
+            self.due_index.advance_watermark(shard, high)
+            hour += _HOUR
+
+    def _drain_late_markers(
+        self, shard: int, now: datetime, horizon: datetime, result: SweepResult
+    ) -> None:
+        markers, scanned = self.due_index.query_late_markers(shard)
+        result.queries += 1
+        result.scanned_count += scanned
+        for marker in markers:
+            if marker.publish_at > horizon:
+                continue  # not due yet; a later sweep drains it
+            entry = self.due_index.get_entry(marker.entry_bucket, marker.due)
+            if entry is not None and entry.version == marker.version:
+                if entry.enqueued_version == entry.version:
+                    result.already_enqueued += 1
+                else:
+                    self._send_and_mark([entry], now, result, DispatchReason.SWEEP)
+            self.due_index.delete_late_marker(shard, marker.due)
+            result.late_drained += 1
+
+    def _send_and_mark(
+        self, entries: list[DueEntry], now: datetime, result: SweepResult, reason: DispatchReason
+    ) -> None:
+        todo = []
+        for entry in entries:
+            if entry.enqueued_version is not None and entry.enqueued_version >= entry.version:
+                result.already_enqueued += 1
+            else:
+                todo.append(entry)
+        if not todo:
+            return
+        outgoing = [
+            Outgoing(
+                DispatchMessage(
+                    schedule_id=e.schedule_id,
+                    version=e.version,
+                    publish_at=e.publish_at,
+                    attempt=1,
+                    reason=reason,
+                ),
+                delay_until(e.publish_at, now),
+            )
+            for e in todo
+        ]
+        accepted = self.queue.send_batch(outgoing)
+        for entry, ok in zip(todo, accepted, strict=True):
+            if not ok:
+                continue
+            result.enqueued += 1
+            if not self.due_index.mark_enqueued(entry, now):
+                result.duplicates += 1
+        if not all(accepted):
+            raise _ShardIncomplete(f"{accepted.count(False)} message(s) not accepted by SQS")
+
+
+def sweep_due(
+    settings: Settings,
+    *,
+    due_index: DueIndex | None = None,
+    queue: DispatchQueue | None = None,
+    clock: Clock | None = None,
+) -> SweepResult:
+    """Run one sweep (see the module docstring) and return what it did."""
+    return Sweeper(settings, due_index=due_index, queue=queue, clock=clock).sweep()

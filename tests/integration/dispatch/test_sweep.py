@@ -1,0 +1,185 @@
+"""Sweeper and promotion against moto: what is sent, when, and what it costs to read."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+
+from scheduled_posts import keys
+from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.queue import DispatchQueue
+from scheduled_posts.errors import QueueSendError
+from scheduled_posts.logic.promotion import make_promoter
+from scheduled_posts.logic.sweep import Sweeper
+from tests.support.clock import SimClock
+from tests.support.factories import (
+    create_post,
+    due_entry,
+    seed_far_future_entries,
+)
+from tests.support.fixtures import AwsResources
+
+
+def _receive_all(aws: AwsResources) -> list[dict[str, Any]]:
+    bodies = []
+    while True:
+        got = aws.sqs.receive_message(
+            QueueUrl=aws.settings.DISPATCH_QUEUE_URL, MaxNumberOfMessages=10
+        ).get("Messages", [])
+        if not got:
+            return bodies
+        for message in got:
+            bodies.append(json.loads(message["Body"]))
+            aws.sqs.delete_message(
+                QueueUrl=aws.settings.DISPATCH_QUEUE_URL, ReceiptHandle=message["ReceiptHandle"]
+            )
+
+
+def _entry_item(aws: AwsResources, post: Any) -> dict[str, Any]:
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(
+        aws.settings.DUE_INDEX_TABLE_NAME
+    )
+    return table.get_item(
+        Key={
+            "bucket": keys.due_bucket(post.publish_at, post.shard),
+            "due": keys.order_key(post.publish_at, post.schedule_id),
+        }
+    ).get("Item", {})
+
+
+def test_sweep_due_within_lookahead_sends_with_delay_and_marks(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    now = clock.now()
+    # Given a post in 5 min (sweeper's window) and one in 30 min (outside it)
+    soon = create_post(
+        aws.settings,
+        now=now - timedelta(hours=1),
+        publish_at=now + timedelta(minutes=5),
+        channel_ids=["c1"],
+    )
+    create_post(aws.settings, now=now, publish_at=now + timedelta(minutes=30), channel_ids=["c1"])
+    # When the sweeper runs
+    result = Sweeper(aws.settings, clock=clock).sweep()
+    # Then only the soon one is enqueued, invisible until its publish_at
+    assert result.enqueued == 1
+    assert _receive_all(aws) == []
+    clock.advance(5 * 60 - 1)
+    assert _receive_all(aws) == []
+    clock.advance(1.5)
+    bodies = _receive_all(aws)
+    assert [b["schedule_id"] for b in bodies] == [soon.schedule_id]
+    assert int(_entry_item(aws, soon)["enqueued_version"]) == 1
+
+
+def test_sweep_twice_sends_once(aws: AwsResources, clock: SimClock) -> None:
+    now = clock.now()
+    create_post(aws.settings, now=now, publish_at=now + timedelta(minutes=2), channel_ids=["c1"])
+    Sweeper(aws.settings, clock=clock).sweep()
+    second = Sweeper(aws.settings, clock=clock).sweep()
+    assert second.enqueued == 0
+    clock.advance(200)
+    assert len(_receive_all(aws)) == 1
+
+
+def test_sweep_two_sweepers_overlapping_make_at_most_counted_duplicates(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    now = clock.now()
+    for i in range(12):
+        create_post(
+            aws.settings, now=now, publish_at=now + timedelta(seconds=30 + i), channel_ids=["c"]
+        )
+
+    # Two sweepers at once: the second read its watermark and entries before the first wrote.
+    class StaleReadIndex(DueIndex):
+        def read_watermark(self, shard: int) -> Any:
+            return None
+
+        def query_bucket(self, *args: Any, **kwargs: Any) -> Any:
+            for page in super().query_bucket(*args, **kwargs):
+                for entry in page.entries:
+                    entry.enqueued_version = None
+                yield page
+
+    first = Sweeper(aws.settings, clock=clock)
+    second = Sweeper(
+        aws.settings, clock=clock, due_index=StaleReadIndex(aws.settings.DUE_INDEX_TABLE_NAME)
+    )
+    r1, r2 = first.sweep(), second.sweep()
+    clock.advance(60)
+    bodies = _receive_all(aws)
+    assert len({b["schedule_id"] for b in bodies}) == 12
+    assert r2.duplicates == 12
+    assert len(bodies) - 12 == r1.duplicates + r2.duplicates
+
+
+def test_sweep_reads_with_far_future_entries_equal_reads_without(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    sweeper = Sweeper(aws.settings, clock=clock)
+    sweeper.sweep()  # establishes the watermarks
+    # Given one due post and no far-future entries: the sweep a minute later
+    clock.advance(60)
+    now = clock.now()
+    create_post(aws.settings, now=now, publish_at=now + timedelta(minutes=9), channel_ids=["c"])
+    baseline = sweeper.sweep()
+    # And the same a minute later, with 10,000 far-future entries pending
+    clock.advance(60)
+    now = clock.now()
+    seed_far_future_entries(aws.settings, count=10_000, after=now)
+    create_post(aws.settings, now=now, publish_at=now + timedelta(minutes=9), channel_ids=["c"])
+    loaded = sweeper.sweep()
+    # Then both read the same number of items
+    assert loaded.enqueued == baseline.enqueued == 1
+    assert loaded.scanned_count == baseline.scanned_count
+
+
+def test_promoter_sends_at_once_and_deletes_late_marker(aws: AwsResources, clock: SimClock) -> None:
+    now = clock.now()
+    post = create_post(
+        aws.settings, now=now, publish_at=now + timedelta(seconds=30), channel_ids=["c"]
+    )
+    make_promoter(aws.settings, clock)(due_entry(post))
+    markers, _ = DueIndex(aws.settings.DUE_INDEX_TABLE_NAME).query_late_markers(post.shard)
+    assert markers == []
+    assert Sweeper(aws.settings, clock=clock).sweep().enqueued == 0
+    clock.advance(31)
+    assert [b["reason"] for b in _receive_all(aws)] == ["promote"]
+
+
+def test_sweep_after_failed_promotion_drains_late_marker(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    now = clock.now()
+    # Given a sweep already passed this window (watermark at now + lookahead) ...
+    Sweeper(aws.settings, clock=clock).sweep()
+    # ... a post created behind the watermark whose promotion fails
+    post = create_post(
+        aws.settings, now=now, publish_at=now + timedelta(seconds=30), channel_ids=["c"]
+    )
+
+    class DownQueue(DispatchQueue):
+        def send(self, *args: Any, **kwargs: Any) -> None:
+            raise QueueSendError("down")
+
+    from scheduled_posts.logic.promotion import promote_entry
+
+    with pytest.raises(QueueSendError):
+        promote_entry(
+            due_entry(post),
+            settings=aws.settings,
+            due_index=DueIndex(aws.settings.DUE_INDEX_TABLE_NAME),
+            queue=DownQueue(aws.settings.DISPATCH_QUEUE_URL),
+            clock=clock,
+        )
+    # When the next sweep runs, Then it sends the post from its late marker
+    clock.advance(10)
+    result = Sweeper(aws.settings, clock=clock).sweep()
+    assert (result.enqueued, result.late_drained) == (1, 1)
+    clock.advance(30)
+    assert [b["schedule_id"] for b in _receive_all(aws)] == [post.schedule_id]
