@@ -1,0 +1,75 @@
+"""``python -m local run | aws | token | receiver | demo`` (the Makefile's front doors).
+
+* ``run``: the whole service on the embedded AWS (``make run``).
+* ``aws``: only the embedded AWS, in the foreground; a ``make run`` started afterwards reuses
+  it, so the service processes can be restarted while it keeps every post (in memory).
+* ``token [USER]``: print an HS256 JWT for ``sub=USER`` valid 1 h (``make token USER=alice``).
+* ``receiver``: a webhook receiver on ``RECEIVER_PORT`` (``make receiver``).
+* ``demo``: the scripted tour against a running stack (``make demo``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+
+from local.config import LocalConfig
+
+
+def _raise_keyboard_interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run one command; returns the exit code."""
+    parser = argparse.ArgumentParser(prog="python -m local", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("run", help="start the whole service locally")
+    aws = commands.add_parser("aws", help="start only the embedded AWS (moto)")
+    aws.add_argument("--port", type=int, default=None)
+    aws.add_argument("--exit-with-parent", type=int, default=None, help=argparse.SUPPRESS)
+    token = commands.add_parser("token", help="print a JWT for USER")
+    token.add_argument("user", nargs="?", default=os.environ.get("USER_SUB") or "alice")
+    token.add_argument("--ttl", type=int, default=3600, help="seconds (default 3600)")
+    commands.add_parser("receiver", help="start a webhook receiver")
+    demo = commands.add_parser("demo", help="scripted tour against a running stack")
+    demo.add_argument("--posts", type=int, default=30)
+    args = parser.parse_args(argv)
+    config = LocalConfig.from_env()
+
+    if args.command == "run":
+        from local.stack import LocalStack, configure_logging
+
+        configure_logging()
+        return LocalStack(config).run()
+    if args.command == "aws":
+        from local.embedded_aws import serve_forever
+
+        serve_forever(args.port or config.aws_port, args.exit_with_parent)
+        return 0
+    if args.command == "token":
+        from local.token import make_token
+
+        print(make_token(args.user, config, ttl_seconds=args.ttl))
+        return 0
+    if args.command == "receiver":
+        from local.receiver import serve
+
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
+        return 0
+    if args.command == "demo":
+        from local.demo import run_demo
+
+        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        try:
+            return run_demo(config, posts=args.posts)
+        except KeyboardInterrupt:
+            return 130
+    return 2  # pragma: no cover (argparse refuses unknown commands)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

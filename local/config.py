@@ -1,0 +1,122 @@
+"""Local-stack configuration, read from the environment of ``make run``.
+
+The service's own settings keep their :class:`scheduled_posts.settings.Settings` names (the ones
+the deployed Lambdas get); the names below are the local stack's own (ports, the local JWT
+check, the emulated Lambda limits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+
+DEFAULT_JWT_SECRET = "local-dev-secret-not-for-production"  # noqa: S105 (a documented dev default)
+#: Loopback webhooks are allowed locally (the deployed default forbids them).
+DEFAULT_ALLOWED_ORIGINS = "http://127.0.0.1"
+
+
+@dataclass(frozen=True)
+class LocalConfig:
+    """Ports, the local JWT check and the emulated Lambda limits.
+
+    Attributes
+    ----------
+    aws_port, api_port, receiver_port:
+        ``AWS_PORT`` (4566), ``API_PORT`` (8080), ``RECEIVER_PORT`` (9000), on 127.0.0.1.
+    jwt_secret, jwt_issuer, jwt_audience:
+        ``LOCAL_JWT_SECRET`` (HS256 key), ``LOCAL_JWT_ISSUER`` and ``LOCAL_JWT_AUDIENCE``
+        (checked only when set, like the deployed authorizer's configured issuer and audience).
+    worker_timeout_seconds:
+        ``WORKER_TIMEOUT_SECONDS`` (60): the emulated Lambda timeout of the publish worker; the
+        context's remaining time counts down from it, and a created dispatch queue hides a
+        received message for 6 x this (the AWS guidance for SQS event sources).
+    worker_batch_size:
+        ``WORKER_BATCH_SIZE`` (10): the event source mapping's batch size (SQS maximum 10).
+    poll_wait_seconds:
+        ``POLL_WAIT_SECONDS`` (2): long-poll wait of each receive (AWS's mapping uses 20; shorter
+        here so Ctrl-C stops within a few seconds).
+    scheduled_timeout_seconds:
+        ``SCHEDULED_TIMEOUT_SECONDS`` (60): emulated timeout of the sweeper, watchdog, reconciler.
+    api_timeout_seconds:
+        ``API_TIMEOUT_SECONDS`` (29): emulated API Lambda timeout (API Gateway's integration
+        limit is 30 s).
+    """
+
+    aws_port: int = 4566
+    api_port: int = 8080
+    receiver_port: int = 9000
+    jwt_secret: str = DEFAULT_JWT_SECRET
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    worker_timeout_seconds: int = 60
+    worker_batch_size: int = 10
+    poll_wait_seconds: int = 2
+    scheduled_timeout_seconds: int = 60
+    api_timeout_seconds: int = 29
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LocalConfig:
+        """Read from ``environ`` (default ``os.environ``); empty values mean the default.
+
+        Raises
+        ------
+        ValueError
+            When a number is malformed or ``WORKER_BATCH_SIZE`` is outside 1..10.
+        """
+        env = os.environ if environ is None else environ
+
+        def num(name: str, default: int) -> int:
+            raw = env.get(name, "")
+            return int(raw) if raw.strip() else default
+
+        config = cls(
+            aws_port=num("AWS_PORT", cls.aws_port),
+            api_port=num("API_PORT", cls.api_port),
+            receiver_port=num("RECEIVER_PORT", cls.receiver_port),
+            jwt_secret=env.get("LOCAL_JWT_SECRET") or DEFAULT_JWT_SECRET,
+            jwt_issuer=env.get("LOCAL_JWT_ISSUER") or None,
+            jwt_audience=env.get("LOCAL_JWT_AUDIENCE") or None,
+            worker_timeout_seconds=num("WORKER_TIMEOUT_SECONDS", cls.worker_timeout_seconds),
+            worker_batch_size=num("WORKER_BATCH_SIZE", cls.worker_batch_size),
+            poll_wait_seconds=num("POLL_WAIT_SECONDS", cls.poll_wait_seconds),
+            scheduled_timeout_seconds=num(
+                "SCHEDULED_TIMEOUT_SECONDS", cls.scheduled_timeout_seconds
+            ),
+            api_timeout_seconds=num("API_TIMEOUT_SECONDS", cls.api_timeout_seconds),
+        )
+        if not 1 <= config.worker_batch_size <= 10:
+            raise ValueError("WORKER_BATCH_SIZE must be 1..10 (the SQS receive maximum)")
+        return config
+
+
+def derived_cursor_secret(jwt_secret: str) -> str:
+    """A default ``CURSOR_SECRET`` derived from the JWT secret (HMAC-SHA256, hex).
+
+    Stable across restarts (cursors handed out before a restart stay valid), and different
+    from the JWT secret itself.
+    """
+    return hmac.new(
+        jwt_secret.encode(), b"scheduled-posts/cursor-secret", hashlib.sha256
+    ).hexdigest()
+
+
+def apply_service_defaults(environ: MutableMapping[str, str], config: LocalConfig) -> None:
+    """Fill in the local defaults of service settings the user did not set.
+
+    ``WEBHOOK_ALLOWED_ORIGINS`` = ``http://127.0.0.1``; ``CURSOR_SECRET`` derived from
+    ``LOCAL_JWT_SECRET``; Powertools quiet (WARNING logs, no EMF on stdout, no X-Ray).
+    """
+    defaults = {
+        "WEBHOOK_ALLOWED_ORIGINS": DEFAULT_ALLOWED_ORIGINS,
+        "CURSOR_SECRET": derived_cursor_secret(config.jwt_secret),
+        "POWERTOOLS_SERVICE_NAME": "scheduled-posts",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+    for name, value in defaults.items():
+        if not environ.get(name):
+            environ[name] = value

@@ -1,0 +1,261 @@
+"""The embedded AWS: a moto server on a loopback port, and the service's tables and queues in it.
+
+The server runs in its own process (``python -m local aws``), so the service processes can be
+restarted while it keeps its (in-memory) state; :func:`ensure_server` reuses a server already
+listening on the port. Resources are built from :mod:`scheduled_posts.tables`, the definitions
+the CDK app uses, and only the missing ones are created, so a reused server keeps every post.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
+
+log = logging.getLogger("local.aws")
+
+HOST = "127.0.0.1"
+DEFAULT_AWS_PORT = 4566
+REGION = "us-east-1"
+#: Fake credentials: the local stack can never reach a real AWS account.
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_SESSION_TOKEN": "local",
+}
+#: Physical names of the local resources (the CDK app lets CloudFormation generate its own).
+QUEUE_NAMES = {"DispatchQueue": "scheduled-posts-dispatch", "DispatchDLQ": "scheduled-posts-dlq"}
+_FAIL_FAST = Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=30)
+
+
+def endpoint_url(port: int) -> str:
+    """``http://127.0.0.1:<port>``."""
+    return f"http://{HOST}:{port}"
+
+
+def quiet_request_logs() -> None:
+    """Set werkzeug's and moto's loggers to ERROR (otherwise every request is logged)."""
+    for name in ("werkzeug", "moto", "botocore", "urllib3"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def is_listening(port: int, host: str = HOST) -> bool:
+    """True when something accepts TCP connections on ``host:port``."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def is_moto(port: int) -> bool:
+    """True when the server on ``port`` answers moto's ``/moto-api/data.json``."""
+    try:
+        url = f"{endpoint_url(port)}/moto-api/data.json"
+        with urllib.request.urlopen(url, timeout=3) as r:  # noqa: S310 (a fixed http URL)
+            json.loads(r.read())
+            return True
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+
+
+@dataclass
+class EmbeddedAws:
+    """A moto server the stack talks to. ``process`` is set only when this stack started it."""
+
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        """The URL every boto3 client is pointed at."""
+        return endpoint_url(self.port)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the server if this stack started it (its state is lost: it lives in memory)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=timeout)
+
+
+def ensure_server(port: int, *, start_timeout: float = 30.0) -> EmbeddedAws:
+    """Reuse the moto server listening on ``port``, or start one in a child process.
+
+    Raises
+    ------
+    RuntimeError
+        When something that is not moto holds the port, or the child does not come up within
+        ``start_timeout`` seconds.
+    """
+    if is_listening(port):
+        if not is_moto(port):
+            raise RuntimeError(f"port {port} is taken by something that is not moto (AWS_PORT)")
+        log.info("reusing the embedded AWS on port %s", port)
+        return EmbeddedAws(port=port)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "local",
+            "aws",
+            "--port",
+            str(port),
+            "--exit-with-parent",
+            str(os.getpid()),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # its banner would be a second line on ours
+        start_new_session=True,  # Ctrl-C reaches us; we stop it after our own threads.
+    )
+    deadline = time.monotonic() + start_timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the embedded AWS exited with code {process.returncode}")
+        if is_listening(port) and is_moto(port):
+            return EmbeddedAws(port=port, process=process)
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"the embedded AWS did not start on port {port}")
+
+
+def serve_forever(port: int, exit_with_parent: int | None = None) -> None:
+    """Run moto's server on ``127.0.0.1:port`` until SIGINT/SIGTERM (``python -m local aws``).
+
+    With ``exit_with_parent``, also exit when that process is gone (so a killed ``make run``
+    does not leave an orphan holding the port).
+    """
+    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+    quiet_request_logs()
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    server = ThreadedMotoServer(ip_address=HOST, port=port, verbose=False)
+    server.start()
+    print(f"Embedded AWS (moto, in memory) at {endpoint_url(port)}", flush=True)
+    while not stop.wait(1.0):
+        if exit_with_parent is not None and not _alive(exit_with_parent):
+            break
+    server.stop()
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` is still this process's parent (a dead parent re-parents us)."""
+    return os.getppid() == pid
+
+
+def client_environment(port: int) -> dict[str, str]:
+    """Environment that points every boto3 client of this process at the embedded AWS.
+
+    Credentials are always fake (set even when real ones are present), so the local stack can
+    never touch a real account.
+    """
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url(port),
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        **FAKE_CREDENTIALS,
+    }
+
+
+def apply_client_environment(port: int) -> None:
+    """Put :func:`client_environment` into ``os.environ`` (and drop any ``AWS_PROFILE``)."""
+    os.environ.update(client_environment(port))
+    os.environ.pop("AWS_PROFILE", None)
+
+
+def _clients(port: int) -> tuple[Any, Any]:
+    session = boto3.session.Session(
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+        region_name=REGION,
+    )
+    url = endpoint_url(port)
+    return (
+        session.client("dynamodb", endpoint_url=url, config=_FAIL_FAST),
+        session.client("sqs", endpoint_url=url, config=_FAIL_FAST),
+    )
+
+
+def ensure_resources(
+    port: int,
+    table_names: dict[str, str],
+    *,
+    max_receive_count: int,
+    visibility_timeout_seconds: int,
+) -> dict[str, str]:
+    """Create the tables and queues that are missing; never touch existing ones.
+
+    ``table_names`` maps each table's settings name (``POSTS_TABLE_NAME`` ...) to its physical
+    name. Returns the queue settings: ``{"DISPATCH_QUEUE_URL": ..., "DISPATCH_DLQ_URL": ...}``.
+    The dispatch queue redrives to the DLQ after ``max_receive_count`` receives
+    (``MAX_RECEIVE_COUNT``) and hides a received message for ``visibility_timeout_seconds``.
+    """
+    dynamodb, sqs = _clients(port)
+    existing: set[str] = set()
+    for page in dynamodb.get_paginator("list_tables").paginate():
+        existing.update(page["TableNames"])
+    for table in ALL_TABLES:
+        name = table_names[table.settings_name]
+        if name in existing:
+            continue
+        dynamodb.create_table(**create_table_request(table, name))
+        if table.ttl_attribute:
+            dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
+            )
+        log.info("created table %s", name)
+    urls: dict[str, str] = {}
+    settings: dict[str, str] = {}
+    for queue in ALL_QUEUES:
+        name = QUEUE_NAMES[queue.logical_id]
+        try:
+            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        except sqs.exceptions.QueueDoesNotExist:
+            attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
+            if queue.dead_letter:
+                dlq_arn = sqs.get_queue_attributes(
+                    QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
+                )["Attributes"]["QueueArn"]
+                attributes["RedrivePolicy"] = json.dumps(
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
+                )
+                attributes["VisibilityTimeout"] = str(visibility_timeout_seconds)
+            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+            log.info("created queue %s", name)
+        urls[queue.logical_id] = url
+        settings[queue.settings_name] = url
+    return settings
+
+
+def queue_arn(port: int, queue_url: str) -> str:
+    """The ARN of a queue (for ``eventSourceARN`` in SQS records)."""
+    _, sqs = _clients(port)
+    with contextlib.suppress(Exception):
+        return str(
+            sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+                "QueueArn"
+            ]
+        )
+    return f"arn:aws:sqs:{REGION}:123456789012:{queue_url.rsplit('/', 1)[-1]}"

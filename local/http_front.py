@@ -1,0 +1,360 @@
+"""The local API Gateway: HTTP on loopback -> HTTP API payload v2 events -> the API Lambda.
+
+Each request is checked as the deployed JWT authorizer checks it (signature, ``exp``, ``nbf``,
+``iat``, and ``iss``/``aud`` when configured; HS256 with ``LOCAL_JWT_SECRET`` here, the user
+pool's keys in AWS), turned into the event API Gateway sends (payload format 2.0, claims under
+``requestContext.authorizer.jwt``), passed to ``functions.api.handler.lambda_handler``
+in-process, and its result mapped back to HTTP as API Gateway maps it.
+
+Sources: API Gateway developer guide, "Create AWS Lambda proxy integrations for HTTP APIs"
+(payload 2.0 and the response format), "Control access to HTTP APIs with JWT authorizers" and
+"Troubleshooting issues with HTTP API JWT authorizers" (the 401 body and ``www-authenticate``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import jwt
+
+from local.lambda_runtime import ACCOUNT, LambdaFunction
+
+log = logging.getLogger("local.api")
+
+#: HTTP API payload limit (API Gateway quotas: "Payload size" 10 MB).
+MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
+_TEXT_TYPES = ("text/", "application/json", "application/problem+json", "application/xml")
+
+
+class Unauthorized(Exception):
+    """The token was refused; ``description`` goes into ``www-authenticate``."""
+
+    def __init__(self, description: str | None) -> None:
+        super().__init__(description or "missing token")
+        self.description = description
+
+
+@dataclass(frozen=True)
+class JwtChecker:
+    """The local JWT authorizer: HS256 with ``secret``; ``issuer``/``audience`` when set."""
+
+    secret: str
+    issuer: str | None = None
+    audience: str | None = None
+
+    def check(self, authorization: str | None) -> dict[str, Any]:
+        """Return the token's claims from an ``Authorization: Bearer <jwt>`` header value.
+
+        Raises
+        ------
+        Unauthorized
+            When the header is missing (``description`` None) or the token is refused.
+        """
+        if not authorization:
+            raise Unauthorized(None)
+        value = authorization.strip()
+        # API Gateway strips a "Bearer " prefix and otherwise takes the value as the token.
+        token = value[7:].strip() if value[:7].lower() == "bearer " else value
+        if not token or token.lower() == "bearer":
+            raise Unauthorized("the token is malformed")
+        try:
+            return dict(
+                jwt.decode(
+                    token,
+                    self.secret,
+                    algorithms=["HS256"],
+                    issuer=self.issuer,
+                    audience=self.audience,
+                    options={
+                        "require": ["exp"],
+                        "verify_aud": self.audience is not None,
+                        "verify_iss": self.issuer is not None,
+                    },
+                )
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise Unauthorized("the token has expired") from exc
+        except jwt.ImmatureSignatureError as exc:
+            raise Unauthorized("the token is not valid yet") from exc
+        except jwt.InvalidAudienceError as exc:
+            raise Unauthorized("the token does not have a valid audience") from exc
+        except jwt.InvalidIssuerError as exc:
+            raise Unauthorized("the token does not have a valid issuer") from exc
+        except jwt.MissingRequiredClaimError as exc:
+            raise Unauthorized(f"the token does not have a {exc.claim} claim") from exc
+        except jwt.InvalidSignatureError as exc:
+            raise Unauthorized("the token signature is invalid") from exc
+        except jwt.PyJWTError as exc:
+            raise Unauthorized("the token is malformed") from exc
+
+
+def unauthorized_response(error: Unauthorized) -> tuple[int, dict[str, str], bytes]:
+    """API Gateway's 401: ``{"message":"Unauthorized"}`` and its ``www-authenticate`` header."""
+    if error.description is None:
+        challenge = "Bearer"
+    else:
+        challenge = f'Bearer scope="" error="invalid_token" error_description="{error.description}"'
+    return (
+        401,
+        {"content-type": "application/json", "www-authenticate": challenge},
+        b'{"message":"Unauthorized"}',
+    )
+
+
+def claims_for_event(claims: dict[str, Any]) -> dict[str, str]:
+    """Claims as API Gateway puts them in the event: every value a string.
+
+    Numbers become their decimal text, booleans ``true``/``false``, arrays ``[a b]``.
+    """
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, list):
+            return "[" + " ".join(text(v) for v in value) + "]"
+        if isinstance(value, dict):
+            return json.dumps(value, separators=(",", ":"))
+        return str(value)
+
+    return {name: text(value) for name, value in claims.items()}
+
+
+def scopes_for_event(claims: dict[str, Any]) -> list[str] | None:
+    """The ``scope`` (space-separated) or ``scp`` claim as a list; ``None`` when absent."""
+    raw = claims.get("scope", claims.get("scp"))
+    if raw is None:
+        return None
+    if isinstance(raw, list):
+        return [str(s) for s in raw]
+    return [s for s in str(raw).split(" ") if s]
+
+
+def build_event(
+    *,
+    method: str,
+    target: str,
+    headers: list[tuple[str, str]],
+    body: bytes,
+    claims: dict[str, Any],
+    source_ip: str,
+    host: str,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """An API Gateway HTTP API payload v2 event for one request (route ``$default``).
+
+    Repeated headers and query parameters are joined with commas; cookies go to ``cookies``;
+    a body that is not text is base64-encoded (``isBase64Encoded``), as API Gateway does.
+    """
+    now = now or datetime.now(UTC)
+    parts = urlsplit(target)
+    merged: dict[str, str] = {}
+    cookies: list[str] = []
+    for name, value in headers:
+        key = name.lower()
+        if key == "cookie":
+            cookies.extend(c.strip() for c in value.split(";") if c.strip())
+            continue
+        merged[key] = f"{merged[key]},{value}" if key in merged else value
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        query[name] = f"{query[name]},{value}" if name in query else value
+    content_type = merged.get("content-type", "").lower()
+    is_text = not body or content_type.startswith(_TEXT_TYPES) or content_type == ""
+    text_body: str | None = None
+    if body:
+        try:
+            text_body = body.decode("utf-8") if is_text else None
+        except UnicodeDecodeError:
+            text_body = None
+    request_id = base64.b64encode(uuid.uuid4().bytes[:10]).decode().rstrip("=")
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": parts.path,
+        "rawQueryString": parts.query,
+        "headers": merged,
+        "requestContext": {
+            "accountId": ACCOUNT,
+            "apiId": "local",
+            "authorizer": {
+                "jwt": {"claims": claims_for_event(claims), "scopes": scopes_for_event(claims)}
+            },
+            "domainName": host,
+            "domainPrefix": host.split(".", 1)[0].split(":", 1)[0],
+            "http": {
+                "method": method,
+                "path": parts.path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": merged.get("user-agent", ""),
+            },
+            "requestId": request_id,
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        },
+        "isBase64Encoded": False,
+    }
+    if cookies:
+        event["cookies"] = cookies
+    if query:
+        event["queryStringParameters"] = query
+    if body:
+        if text_body is not None:
+            event["body"] = text_body
+        else:
+            event["body"] = base64.b64encode(body).decode()
+            event["isBase64Encoded"] = True
+    return event
+
+
+def response_from_result(result: Any) -> tuple[int, list[tuple[str, str]], bytes]:
+    """Map a handler's result to HTTP as API Gateway does for payload 2.0.
+
+    A dict with ``statusCode`` is used as is (``headers``, ``cookies`` as ``set-cookie``,
+    ``body``, ``isBase64Encoded``); anything else is taken as a JSON 200 body. A malformed
+    response is API Gateway's 500 ``{"message":"Internal Server Error"}``.
+    """
+    if not isinstance(result, dict) or "statusCode" not in result:
+        return 200, [("content-type", "application/json")], json.dumps(result).encode()
+    try:
+        status = int(result["statusCode"])
+        headers = [(str(k), str(v)) for k, v in (result.get("headers") or {}).items()]
+        for name, values in (result.get("multiValueHeaders") or {}).items():
+            headers.extend((str(name), str(v)) for v in values)
+        headers.extend(("set-cookie", str(c)) for c in result.get("cookies") or [])
+        raw = result.get("body") or ""
+        body = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode()
+    except (TypeError, ValueError):
+        return internal_error()
+    return status, headers, body
+
+
+def internal_error() -> tuple[int, list[tuple[str, str]], bytes]:
+    """API Gateway's answer when the integration fails: 500 ``Internal Server Error``."""
+    return 500, [("content-type", "application/json")], b'{"message":"Internal Server Error"}'
+
+
+class ApiFront:
+    """The HTTP server: ``ThreadingHTTPServer`` on ``host:port`` in front of the API Lambda."""
+
+    def __init__(
+        self, function: LambdaFunction, checker: JwtChecker, *, host: str, port: int
+    ) -> None:
+        self.function = function
+        self.checker = checker
+        front = self
+
+        class _Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            server_version = "local-apigw"
+            sys_version = ""
+
+            def _serve(self) -> None:
+                front.handle(self)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                log.debug("%s " + format, self.address_string(), *args)
+
+        self.server = ThreadingHTTPServer((host, port), _Handler)
+        self.server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (useful with port 0)."""
+        return int(self.server.server_address[1])
+
+    def start(self) -> None:
+        """Serve in a background thread."""
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop accepting requests and close the socket."""
+        self.server.shutdown()
+        self.server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        """Serve one request (called on the server's request thread)."""
+        started = time.monotonic()
+        length = int(request.headers.get("content-length") or 0)
+        if length > MAX_PAYLOAD_BYTES:
+            self._send(
+                request,
+                413,
+                [("content-type", "application/json")],
+                b'{"message":"Request Entity Too Large"}',
+            )
+            return
+        body = request.rfile.read(length) if length else b""
+        try:
+            claims = self.checker.check(request.headers.get("authorization"))
+        except Unauthorized as exc:
+            status, headers, payload = unauthorized_response(exc)
+            self._send(request, status, list(headers.items()), payload)
+            return
+        event = build_event(
+            method=request.command,
+            target=request.path,
+            headers=list(request.headers.items()),
+            body=body,
+            claims=claims,
+            source_ip=request.client_address[0],
+            host=request.headers.get("host") or f"127.0.0.1:{self.port}",
+        )
+        try:
+            result, _ = self.function.invoke(event)
+            status, out_headers, payload = response_from_result(result)
+        except Exception:
+            log.exception("the API Lambda raised")
+            status, out_headers, payload = internal_error()
+        out_headers.append(("apigw-requestid", event["requestContext"]["requestId"]))
+        self._send(request, status, out_headers, payload)
+        log.debug(
+            "request",
+            extra={
+                "method": request.command,
+                "path": request.path,
+                "status": status,
+                "ms": int((time.monotonic() - started) * 1000),
+            },
+        )
+
+    @staticmethod
+    def _send(
+        request: BaseHTTPRequestHandler,
+        status: int,
+        headers: list[tuple[str, str]],
+        payload: bytes,
+    ) -> None:
+        try:
+            reason = HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+        request.send_response(status, reason)
+        for name, value in headers:
+            if name.lower() not in {"content-length", "connection", "date", "server"}:
+                request.send_header(name, value)
+        request.send_header("content-length", str(len(payload)))
+        request.end_headers()
+        if request.command != "HEAD":
+            request.wfile.write(payload)

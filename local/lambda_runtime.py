@@ -1,0 +1,101 @@
+"""An in-process stand-in for one Lambda function: its context object and one warm environment.
+
+Lambda runs one invocation at a time per execution environment, and the handlers rely on it
+(module-level Powertools resolvers and batch processors keep per-invocation state). The local
+stack calls handlers from several threads, so each function serialises its invocations behind
+one lock: one warm environment per function.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class LambdaContext:
+    """The attributes and method of Lambda's Python context object that handlers use.
+
+    ``get_remaining_time_in_millis()`` counts down from ``timeout_seconds`` since creation
+    (Lambda developer guide, "Using the Lambda context object to retrieve Python function
+    information").
+    """
+
+    def __init__(self, function_name: str, timeout_seconds: float, memory_mb: int = 512) -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
+        self.memory_limit_in_mb = memory_mb
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = f"local/{self.aws_request_id}"
+        self.identity = None
+        self.client_context = None
+        self._deadline = time.monotonic() + timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before the emulated timeout (never negative)."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class LambdaFunction:
+    """One function: ``functions.<name>.handler.lambda_handler``, imported on first use.
+
+    Parameters
+    ----------
+    name:
+        The folder under ``functions/`` (``api``, ``sweeper``, ``worker`` ...).
+    timeout_seconds:
+        The emulated timeout the context counts down from.
+    handler:
+        A handler to call instead of importing one (tests).
+    """
+
+    def __init__(self, name: str, timeout_seconds: float, handler: Handler | None = None) -> None:
+        self.name = name
+        self.timeout_seconds = timeout_seconds
+        self._handler = handler
+        self._lock = threading.Lock()
+
+    def handler(self) -> Handler:
+        """The handler, imported on first use.
+
+        Raises
+        ------
+        ImportError
+            When ``functions/<name>/handler.py`` does not exist yet.
+        """
+        if self._handler is None:
+            module = importlib.import_module(f"functions.{self.name}.handler")
+            self._handler = module.lambda_handler
+        return self._handler
+
+    def invoke(self, event: dict[str, Any]) -> tuple[Any, LambdaContext]:
+        """Call the handler with ``event`` and a fresh context; one invocation at a time.
+
+        Returns the handler's result and the context (whose remaining time tells whether the
+        invocation overran its timeout). Exceptions from the handler propagate.
+        """
+        handler = self.handler()
+        with self._lock:
+            context = LambdaContext(f"scheduled-posts-{self.name}", self.timeout_seconds)
+            return handler(event, context), context
+
+
+def is_available(name: str) -> bool:
+    """True when ``functions/<name>/handler.py`` can be imported."""
+    try:
+        importlib.import_module(f"functions.{name}.handler")
+    except ModuleNotFoundError as exc:
+        if exc.name in {f"functions.{name}.handler", f"functions.{name}"}:
+            return False
+        raise
+    return True

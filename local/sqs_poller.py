@@ -1,0 +1,225 @@
+"""Lambda's SQS event source mapping, emulated: the dispatch queue feeds the publish worker.
+
+What it does, as the mapping does (Lambda developer guide, "Using Lambda with Amazon SQS" and
+"Handling errors for an SQS event source in Lambda"):
+
+* long-polls ``ReceiveMessage`` for up to the batch size, with every system attribute and
+  message attribute, and never invokes the function with an empty batch;
+* builds real SQS event records (``messageId``, ``receiptHandle``, ``body``,
+  ``attributes.ApproximateReceiveCount`` ..., ``md5OfBody``, ``eventSource``,
+  ``eventSourceARN``, ``awsRegion``);
+* gives the handler a context whose remaining time counts down from the worker's timeout;
+* with ``ReportBatchItemFailures``: deletes only the records not listed in
+  ``batchItemFailures``; a malformed response, an identifier that is not in the batch, a handler
+  that raises, or an invocation that overruns its timeout deletes nothing (the whole batch is
+  retried);
+* leaves the rest to the queue: failed records reappear when their visibility timeout ends, and
+  the queue's redrive policy moves a record to the DLQ after ``maxReceiveCount`` receives.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from local.lambda_runtime import REGION, LambdaFunction
+
+log = logging.getLogger("local.poller")
+
+
+@dataclass
+class BatchOutcome:
+    """What happened to one batch: the ids deleted and the ids left for a retry."""
+
+    deleted: list[str]
+    retried: list[str]
+    error: str | None = None
+
+
+def to_event_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
+    """One ``ReceiveMessage`` message as the record Lambda puts in ``event["Records"]``."""
+    attributes = {
+        name: message.get("Attributes", {}).get(name)
+        for name in (
+            "ApproximateReceiveCount",
+            "SentTimestamp",
+            "SenderId",
+            "ApproximateFirstReceiveTimestamp",
+        )
+    }
+    record_attributes = {k: v for k, v in attributes.items() if v is not None}
+    for name in ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId", "AWSTraceHeader"):
+        if name in message.get("Attributes", {}):
+            record_attributes[name] = message["Attributes"][name]
+    message_attributes = {}
+    for name, value in (message.get("MessageAttributes") or {}).items():
+        message_attributes[name] = {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": value.get("BinaryValue"),
+            "stringListValues": value.get("StringListValues", []),
+            "binaryListValues": value.get("BinaryListValues", []),
+            "dataType": value.get("DataType"),
+        }
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": record_attributes,
+        "messageAttributes": message_attributes,
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": REGION,
+    }
+
+
+def failed_ids(response: Any, batch_ids: set[str]) -> set[str] | None:
+    """The message ids to retry from a partial batch response; ``None`` means the whole batch.
+
+    ``None`` or a response without ``batchItemFailures`` (or with an empty list) is full
+    success. A malformed response, or an ``itemIdentifier`` that is empty or not in the batch,
+    fails the whole batch (Lambda developer guide, "Implementing partial batch responses").
+    """
+    if response is None:
+        return set()
+    if not isinstance(response, dict):
+        return None
+    failures = response.get("batchItemFailures")
+    if failures is None:
+        return set()
+    if not isinstance(failures, list):
+        return None
+    ids: set[str] = set()
+    for item in failures:
+        identifier = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not identifier or identifier not in batch_ids:
+            return None
+        ids.add(identifier)
+    return ids
+
+
+class SqsPoller:
+    """One poller thread feeding ``function`` from ``queue_url``.
+
+    Parameters
+    ----------
+    sqs:
+        A boto3 SQS client (pointed at the embedded AWS).
+    queue_url, queue_arn:
+        The dispatch queue.
+    function:
+        The worker; its ``timeout_seconds`` is the context's countdown.
+    batch_size:
+        Up to 10 (the SQS receive maximum).
+    wait_seconds:
+        The long-poll wait of each receive.
+    on_batch:
+        Called after each batch with the records and the outcome (logging).
+    """
+
+    def __init__(
+        self,
+        sqs: Any,
+        *,
+        queue_url: str,
+        queue_arn: str,
+        function: LambdaFunction,
+        batch_size: int = 10,
+        wait_seconds: int = 2,
+        stop_event: threading.Event | None = None,
+        on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
+    ) -> None:
+        self.sqs = sqs
+        self.queue_url = queue_url
+        self.queue_arn = queue_arn
+        self.function = function
+        self.batch_size = batch_size
+        self.wait_seconds = wait_seconds
+        self.stop_event = stop_event or threading.Event()
+        self.on_batch = on_batch
+        self.batches = 0
+        self._thread = threading.Thread(target=self._loop, name="sqs-poller", daemon=True)
+
+    def start(self) -> None:
+        """Start polling in a background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the receive or batch in progress."""
+        self.stop_event.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread."""
+        self._thread.join(timeout)
+
+    def receive(self) -> list[dict[str, Any]]:
+        """One long-poll receive (up to ``batch_size`` messages, all attributes)."""
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=self.batch_size,
+            WaitTimeSeconds=self.wait_seconds,
+            AttributeNames=["All"],
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        return list(response.get("Messages", []))
+
+    def poll_once(self) -> BatchOutcome | None:
+        """Receive once and, when anything arrived, invoke the worker and settle the batch.
+
+        Returns ``None`` when the receive was empty (the function is never invoked then).
+        """
+        messages = self.receive()
+        if not messages:
+            return None
+        records = [to_event_record(m, self.queue_arn) for m in messages]
+        outcome = self.invoke(records)
+        self.batches += 1
+        if self.on_batch is not None:
+            self.on_batch(records, outcome)
+        return outcome
+
+    def invoke(self, records: list[dict[str, Any]]) -> BatchOutcome:
+        """Invoke the worker with ``records`` and delete what it did not report as failed."""
+        ids = [r["messageId"] for r in records]
+        try:
+            response, context = self.function.invoke({"Records": records})
+        except Exception as exc:
+            log.warning("worker raised: whole batch retried", extra={"error": repr(exc)})
+            return BatchOutcome(deleted=[], retried=ids, error=repr(exc))
+        if context.get_remaining_time_in_millis() <= 0:
+            log.warning("worker overran its timeout: whole batch retried")
+            return BatchOutcome(deleted=[], retried=ids, error="timeout")
+        failed = failed_ids(response, set(ids))
+        if failed is None:
+            log.warning("malformed partial batch response: whole batch retried")
+            return BatchOutcome(deleted=[], retried=ids, error="malformed response")
+        done = [r for r in records if r["messageId"] not in failed]
+        self._delete(done)
+        return BatchOutcome(
+            deleted=[r["messageId"] for r in done],
+            retried=[i for i in ids if i in failed],
+        )
+
+    def _delete(self, records: list[dict[str, Any]]) -> None:
+        if not records:
+            return
+        response = self.sqs.delete_message_batch(
+            QueueUrl=self.queue_url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": r["receiptHandle"]} for n, r in enumerate(records)
+            ],
+        )
+        for failure in response.get("Failed", []):
+            log.warning("delete failed", extra={"failure": failure})
+
+    def _loop(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.poll_once()
+            except Exception:
+                log.exception("poller error")
+                self.stop_event.wait(1.0)

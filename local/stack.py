@@ -1,0 +1,221 @@
+"""``make run``: the whole service on the embedded AWS, until Ctrl-C or SIGTERM.
+
+Order of start: the embedded AWS (reused when already listening), the missing tables and
+queues, the environment the handlers read (the same names as the deployed Lambdas'), the
+schedules (sweeper, watchdog, reconciler), the SQS poller for the worker, and last the HTTP
+front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each
+thread bounded, so the whole stack is down within a few seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+import boto3
+
+from local.config import LocalConfig, apply_service_defaults
+from local.embedded_aws import (
+    EmbeddedAws,
+    apply_client_environment,
+    ensure_resources,
+    ensure_server,
+    quiet_request_logs,
+)
+from local.http_front import ApiFront, JwtChecker
+from local.lambda_runtime import LambdaFunction, is_available
+from local.schedulers import Schedule
+from local.sqs_poller import BatchOutcome, SqsPoller
+from scheduled_posts.settings import Settings
+
+log = logging.getLogger("local.stack")
+
+#: Post statuses after which a publish is logged (the worker has finished the post).
+_FINISHED = {"published", "partially_published", "failed", "missed"}
+
+
+class PublishLog:
+    """Logs each finished post once, with its lag, after the worker batch that finished it.
+
+    Reads the post item (``pk = POST#<id>``, ``sk = POST``) of every schedule id in the batch;
+    remembers the last 10,000 logged ids so a post is logged once.
+    """
+
+    def __init__(self, dynamodb: Any, posts_table: str) -> None:
+        self.dynamodb = dynamodb
+        self.posts_table = posts_table
+        self._seen: OrderedDict[str, None] = OrderedDict()
+
+    def __call__(self, records: list[dict[str, Any]], outcome: BatchOutcome) -> None:
+        import json
+
+        ids: list[str] = []
+        for record in records:
+            try:
+                ids.append(str(json.loads(record["body"])["schedule_id"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+        for schedule_id in dict.fromkeys(ids):
+            if schedule_id in self._seen:
+                continue
+            try:
+                item = self.dynamodb.get_item(
+                    TableName=self.posts_table,
+                    Key={"pk": {"S": f"POST#{schedule_id}"}, "sk": {"S": "POST"}},
+                ).get("Item")
+            except Exception:
+                log.debug("could not read post %s", schedule_id, exc_info=True)
+                continue
+            status = (item or {}).get("status", {}).get("S")
+            if status not in _FINISHED:
+                continue
+            self._seen[schedule_id] = None
+            if len(self._seen) > 10_000:
+                self._seen.popitem(last=False)
+            lag = (item or {}).get("publish_lag_seconds", {}).get("N")
+            log.info(
+                "%s schedule_id=%s publish_at=%s lag=%s",
+                status,
+                schedule_id,
+                (item or {}).get("publish_at", {}).get("S"),
+                f"{float(lag):.3f}s" if lag is not None else "-",
+            )
+
+
+class LocalStack:
+    """The running stack; :meth:`start` then :meth:`stop` (or :meth:`run` for both)."""
+
+    def __init__(self, config: LocalConfig) -> None:
+        self.config = config
+        self.stop_event = threading.Event()
+        self.aws: EmbeddedAws | None = None
+        self.front: ApiFront | None = None
+        self.schedules: list[Schedule] = []
+        self.pollers: list[SqsPoller] = []
+        self.settings: Settings | None = None
+
+    def start(self) -> str:
+        """Start everything; returns the API's base URL.
+
+        Raises
+        ------
+        RuntimeError
+            When the embedded AWS cannot be started or reused.
+        pydantic.ValidationError
+            When a service setting in the environment is out of range.
+        """
+        config = self.config
+        apply_service_defaults(os.environ, config)
+        Settings.from_env()  # fail early on a bad value, before starting anything
+        self.aws = ensure_server(config.aws_port)
+        apply_client_environment(config.aws_port)
+        base = Settings.from_env()
+        queues = ensure_resources(
+            config.aws_port,
+            {
+                "POSTS_TABLE_NAME": base.POSTS_TABLE_NAME,
+                "DUE_INDEX_TABLE_NAME": base.DUE_INDEX_TABLE_NAME,
+                "IDEMPOTENCY_TABLE_NAME": base.IDEMPOTENCY_TABLE_NAME,
+            },
+            max_receive_count=base.MAX_RECEIVE_COUNT,
+            visibility_timeout_seconds=6 * config.worker_timeout_seconds,
+        )
+        os.environ.update(queues)
+        os.environ["POSTS_TABLE_NAME"] = base.POSTS_TABLE_NAME
+        os.environ["DUE_INDEX_TABLE_NAME"] = base.DUE_INDEX_TABLE_NAME
+        os.environ["IDEMPOTENCY_TABLE_NAME"] = base.IDEMPOTENCY_TABLE_NAME
+        self.settings = settings = Settings.from_env()
+
+        for name, interval in (
+            ("sweeper", settings.SWEEP_INTERVAL_SECONDS),
+            ("watchdog", settings.WATCHDOG_INTERVAL_SECONDS),
+            ("reconciler", settings.RECONCILE_INTERVAL_SECONDS),
+        ):
+            if not is_available(name):
+                log.warning("functions/%s/handler.py not found: its schedule is off", name)
+                continue
+            function = LambdaFunction(name, config.scheduled_timeout_seconds)
+            self.schedules.append(Schedule(function, interval, stop_event=self.stop_event))
+
+        if is_available("worker"):
+            sqs = boto3.client("sqs")
+            arn = sqs.get_queue_attributes(
+                QueueUrl=settings.DISPATCH_QUEUE_URL, AttributeNames=["QueueArn"]
+            )["Attributes"]["QueueArn"]
+            self.pollers.append(
+                SqsPoller(
+                    sqs,
+                    queue_url=settings.DISPATCH_QUEUE_URL,
+                    queue_arn=arn,
+                    function=LambdaFunction("worker", config.worker_timeout_seconds),
+                    batch_size=config.worker_batch_size,
+                    wait_seconds=config.poll_wait_seconds,
+                    stop_event=self.stop_event,
+                    on_batch=PublishLog(boto3.client("dynamodb"), settings.POSTS_TABLE_NAME),
+                )
+            )
+        else:
+            log.warning("functions/worker/handler.py not found: nothing will be published")
+
+        api = LambdaFunction("api", config.api_timeout_seconds)
+        if is_available("api"):
+            api.handler()  # import now: the first request should not pay for it
+        else:
+            log.warning("functions/api/handler.py not found: every request will fail")
+        self.front = ApiFront(
+            api,
+            JwtChecker(config.jwt_secret, config.jwt_issuer, config.jwt_audience),
+            host="127.0.0.1",
+            port=config.api_port,
+        )
+        for schedule in self.schedules:
+            log.info("%s every %s s", schedule.function.name, schedule.interval_seconds)
+            schedule.start()
+        for poller in self.pollers:
+            poller.start()
+        self.front.start()
+        return f"http://127.0.0.1:{self.front.port}"
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the HTTP front, the schedules and the poller, then the embedded AWS if ours."""
+        self.stop_event.set()
+        if self.front is not None:
+            self.front.stop()
+        deadline = time.monotonic() + timeout
+        for poller in self.pollers:
+            poller.join(max(0.0, deadline - time.monotonic()))
+        for schedule in self.schedules:
+            schedule.join(max(0.0, deadline - time.monotonic()))
+        if self.aws is not None:
+            self.aws.stop()
+
+    def run(self) -> int:
+        """Start, print the ready line, wait for SIGINT/SIGTERM, stop. Returns the exit code."""
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: self.stop_event.set())
+        try:
+            url = self.start()
+        except Exception as exc:
+            log.error("the local stack did not start: %s", exc)
+            self.stop()
+            return 1
+        print(f"API ready at {url}", flush=True)
+        self.stop_event.wait()
+        log.info("stopping")
+        self.stop()
+        log.info("stopped")
+        return 0
+
+
+def configure_logging() -> None:
+    """Plain one-line logs on stderr for the local stack; werkzeug and moto at ERROR."""
+    logging.basicConfig(
+        level=os.environ.get("LOCAL_LOG_LEVEL", "INFO").upper(),
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+    quiet_request_logs()
