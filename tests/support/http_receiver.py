@@ -98,6 +98,11 @@ class _Server(ThreadingHTTPServer):
     ledger: ReceiverLedger
     echo: bool = False
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up early (timeouts, the 64 KiB read cap) is expected here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
 
 class HttpReceiver(ReceiverLedger):
     """A :class:`ReceiverLedger` served over HTTP on ``host:port`` (port 0 = a free one)."""

@@ -37,7 +37,13 @@ from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 import urllib3
-from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    NewConnectionError,
+    ProtocolError,
+    SSLError,
+)
 from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 
 from scheduled_posts.clock import format_instant
@@ -194,12 +200,15 @@ class Urllib3Transport:
                 )
             finally:
                 response.close()
-        except (Urllib3TimeoutError, TimeoutError) as exc:
-            raise TransportError(f"timed out: {type(exc).__name__}", timeout=True) from exc
         except (NewConnectionError, SSLError) as exc:
+            # Checked first: urllib3 2.x's NewConnectionError subclasses ConnectTimeoutError.
             raise TransportError(
                 f"connection failed: {type(exc).__name__}", connect_failed=True
             ) from exc
+        except ConnectTimeoutError as exc:
+            raise TransportError("timed out connecting", timeout=True, connect_failed=True) from exc
+        except (Urllib3TimeoutError, TimeoutError) as exc:
+            raise TransportError(f"timed out: {type(exc).__name__}", timeout=True) from exc
         except (ProtocolError, HTTPError, OSError) as exc:
             raise TransportError(f"connection error: {type(exc).__name__}") from exc
         finally:

@@ -1,0 +1,584 @@
+"""The webhook adapter: against the in-process fake receiver and a real loopback receiver."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.base import DeliveryRequest
+from scheduled_posts.platforms.registry import (
+    KNOWN_PLATFORMS,
+    UnknownPlatformError,
+    get_adapter,
+)
+from scheduled_posts.platforms.signing import sign
+from scheduled_posts.platforms.url_policy import Destination, check_destination
+from scheduled_posts.platforms.webhook import (
+    MAX_RESPONSE_BYTES,
+    USER_AGENT,
+    TransportError,
+    Urllib3Transport,
+    WebhookAdapter,
+    parse_retry_after,
+)
+from scheduled_posts.settings import Settings
+from tests.support.http_receiver import HttpReceiver
+from tests.support.receiver import PUBLIC_ADDRESS, Answer, FakeReceiver
+
+NOW = datetime(2026, 11, 29, 13, 0, 0, tzinfo=UTC)
+URL = "https://hooks.example.com/in"
+KEY = "sch_1:ch_1"
+
+
+class FixedNow:
+    def __init__(self, now: datetime) -> None:
+        self.instant = now
+
+    def now(self) -> datetime:
+        return self.instant
+
+
+def make_channel(url: str = URL, **extra: object) -> Channel:
+    return Channel(
+        channel_id="ch_1",
+        owner="alice",
+        platform="webhook",
+        name="hooks",
+        url=url,
+        signing_secret="new-secret",
+        created_at=NOW - timedelta(days=1),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def make_request(attempt: int = 1) -> DeliveryRequest:
+    return DeliveryRequest(
+        schedule_id="sch_1",
+        channel_id="ch_1",
+        content="hello, world ✓",
+        media_ids=("m1", "m2"),
+        publish_at=NOW,
+        attempt=attempt,
+        idempotency_key=KEY,
+    )
+
+
+@pytest.fixture
+def receiver() -> FakeReceiver:
+    fake = FakeReceiver(FixedNow(NOW))
+    fake.add_secret(URL, "new-secret")
+    return fake
+
+
+@pytest.fixture
+def adapter(receiver: FakeReceiver) -> WebhookAdapter:
+    return WebhookAdapter(Settings(), transport=receiver, resolver=receiver.resolver)
+
+
+def deliver(adapter: WebhookAdapter, channel: Channel | None = None, now: datetime = NOW):
+    return adapter.deliver(channel or make_channel(), make_request(), now=now)
+
+
+# -- 2xx ------------------------------------------------------------------------------------
+
+
+def test_deliver_2xx_with_json_id_published_with_remote_id(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.ok("post-42", status=201))
+
+    result = deliver(adapter)
+
+    assert (result.outcome, result.http_status, result.remote_id) == ("published", 201, "post-42")
+
+
+def test_deliver_2xx_without_json_published_without_remote_id(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.raw(200, b"OK thanks", {"Content-Type": "text/plain"}))
+
+    result = deliver(adapter)
+
+    assert (result.outcome, result.remote_id) == ("published", None)
+
+
+def test_deliver_2xx_json_without_id_published_without_remote_id(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.raw(204, b'["not", "an object"]'))
+
+    assert deliver(adapter).remote_id is None
+
+
+def test_deliver_body_is_the_contract_json(adapter: WebhookAdapter, receiver: FakeReceiver) -> None:
+    deliver(adapter)
+
+    assert receiver.requests[0].payload == {
+        "schedule_id": "sch_1",
+        "channel_id": "ch_1",
+        "content": "hello, world ✓",
+        "media_ids": ["m1", "m2"],
+        "publish_at": "2026-11-29T13:00:00.000Z",
+        "attempt": 1,
+    }
+
+
+def test_deliver_headers_carry_contract_values(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    deliver(adapter)
+
+    headers = receiver.requests[0].headers
+    assert {k: headers[k] for k in ("Content-Type", "Idempotency-Key", "User-Agent", "Host")} == {
+        "Content-Type": "application/json",
+        "Idempotency-Key": KEY,
+        "User-Agent": USER_AGENT,
+        "Host": "hooks.example.com",
+    }
+
+
+def test_deliver_signature_verifies_with_channel_secret(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    deliver(adapter)
+
+    assert receiver.requests[0].signature_valid is True
+
+
+def test_deliver_signature_t_is_send_time(adapter: WebhookAdapter, receiver: FakeReceiver) -> None:
+    deliver(adapter, now=NOW + timedelta(seconds=90))
+
+    assert (receiver.requests[0].signature or "").startswith(f"t={int(NOW.timestamp()) + 90},")
+
+
+def test_deliver_retry_keeps_idempotency_key(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    adapter.deliver(make_channel(), make_request(attempt=1), now=NOW)
+    adapter.deliver(make_channel(), make_request(attempt=2), now=NOW)
+
+    assert [r.idempotency_key for r in receiver.requests_for(KEY)] == [KEY, KEY]
+
+
+# -- secret rotation overlap ----------------------------------------------------------------
+
+
+def rotated_channel() -> Channel:
+    return make_channel(
+        previous_signing_secret="old-secret",
+        previous_secret_expires_at=NOW + timedelta(hours=1),
+    )
+
+
+def test_deliver_during_overlap_verifies_with_either_secret(receiver: FakeReceiver) -> None:
+    receiver.add_secret(URL, "old-secret")
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=receiver.resolver)
+
+    deliver(adapter, rotated_channel())
+
+    assert receiver.requests[0].verified_with == ("new-secret", "old-secret")
+
+
+def test_deliver_during_overlap_sends_new_signature_first(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    deliver(adapter, rotated_channel())
+
+    request = receiver.requests[0]
+    t = int(NOW.timestamp())
+    new = sign(["new-secret"], t, request.body).split(",")[1]
+    old = sign(["old-secret"], t, request.body).split(",")[1]
+    assert request.signature == f"t={t},{new},{old}"
+
+
+def test_deliver_after_overlap_signs_with_new_secret_only() -> None:
+    old_only = FakeReceiver(FixedNow(NOW + timedelta(hours=2)))
+    old_only.add_secret(URL, "old-secret")
+    adapter = WebhookAdapter(Settings(), transport=old_only, resolver=old_only.resolver)
+
+    deliver(adapter, rotated_channel(), now=NOW + timedelta(hours=2))
+
+    request = old_only.requests[0]
+    assert (request.signature_valid, (request.signature or "").count("v1=")) == (False, 1)
+
+
+# -- retryable and permanent failures -------------------------------------------------------
+
+
+def test_deliver_429_delta_seconds_raises_rate_limited(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.rate_limited("5"))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert (
+        caught.value.rate_limited,
+        caught.value.retry_after_seconds,
+        caught.value.http_status,
+    ) == (
+        True,
+        5.0,
+        429,
+    )
+
+
+def test_deliver_429_http_date_raises_with_seconds_until_date(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.rate_limited(format_datetime(NOW + timedelta(seconds=120), usegmt=True)))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert caught.value.retry_after_seconds == 120.0
+
+
+def test_deliver_429_without_retry_after_raises_without_delay(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.rate_limited(None))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert (caught.value.rate_limited, caught.value.retry_after_seconds) == (True, None)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504])
+def test_deliver_5xx_raises_retryable_not_rate_limited(
+    adapter: WebhookAdapter, receiver: FakeReceiver, status: int
+) -> None:
+    receiver.script(Answer.error(status))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert (caught.value.http_status, caught.value.rate_limited) == (status, False)
+
+
+def test_deliver_timeout_raises_retryable(adapter: WebhookAdapter, receiver: FakeReceiver) -> None:
+    receiver.script(Answer.timeout())
+
+    with pytest.raises(RetryableDeliveryError, match="timed out"):
+        deliver(adapter)
+
+
+def test_deliver_connection_error_raises_retryable(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.connect_error())
+
+    with pytest.raises(RetryableDeliveryError, match="connection"):
+        deliver(adapter)
+
+
+def test_deliver_accepted_then_lost_response_raises_retryable_and_counts_accepted(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.accept_then_timeout())
+
+    with pytest.raises(RetryableDeliveryError):
+        deliver(adapter)
+
+    assert receiver.accepted(KEY) == 1
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 410, 422])
+def test_deliver_permanent_4xx_failed_after_one_request(
+    adapter: WebhookAdapter, receiver: FakeReceiver, status: int
+) -> None:
+    receiver.script(Answer.reject(status))
+
+    result = deliver(adapter)
+
+    assert (result.outcome, result.http_status, receiver.count()) == ("failed", status, 1)
+
+
+def test_deliver_4xx_error_includes_body_excerpt(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.raw(400, b"bad   payload\n" + b"x" * 1000))
+
+    error = deliver(adapter).error or ""
+
+    assert error.startswith("HTTP 400: bad payload") and len(error) < 260
+
+
+@pytest.mark.parametrize("status", [301, 302, 307, 308])
+def test_deliver_redirect_failed_and_not_followed(
+    adapter: WebhookAdapter, receiver: FakeReceiver, status: int
+) -> None:
+    receiver.script(Answer.redirect("https://hooks.example.com/elsewhere", status))
+
+    result = deliver(adapter)
+
+    assert (result.outcome, receiver.count()) == ("failed", 1)
+
+
+# -- send-time destination checks -----------------------------------------------------------
+
+
+class SequenceResolver:
+    """Answers each lookup of a host with the next answer in ``answers`` (the last one repeats)."""
+
+    def __init__(self, *answers: Sequence[str]) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self, host: str) -> Sequence[str]:
+        answer = self.answers[min(self.calls, len(self.answers) - 1)]
+        self.calls += 1
+        return answer
+
+
+def test_deliver_dns_rebinding_to_private_address_refused_at_send(receiver: FakeReceiver) -> None:
+    resolver = SequenceResolver([PUBLIC_ADDRESS], ["169.254.169.254"])
+    check_destination(URL, allowed_origins=(), resolver=resolver)  # channel create: public
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=resolver)
+
+    result = deliver(adapter)
+
+    assert (result.outcome, receiver.count()) == ("failed", 0)
+    assert "169.254.169.254" in (result.error or "")
+
+
+def test_deliver_connects_to_checked_address(receiver: FakeReceiver) -> None:
+    adapter = WebhookAdapter(
+        Settings(), transport=receiver, resolver=SequenceResolver(["1.1.1.1"], ["10.0.0.1"])
+    )
+
+    deliver(adapter)
+
+    assert receiver.requests[0].address == "1.1.1.1"
+
+
+def test_deliver_resolves_once_per_send(receiver: FakeReceiver) -> None:
+    resolver = SequenceResolver([PUBLIC_ADDRESS])
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=resolver)
+
+    deliver(adapter)
+
+    assert resolver.calls == 1
+
+
+def test_deliver_http_url_not_allowed_failed_without_request(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    result = deliver(adapter, make_channel("http://hooks.example.com/in"))
+
+    assert (result.outcome, receiver.count()) == ("failed", 0)
+
+
+def test_deliver_unresolvable_host_raises_retryable(receiver: FakeReceiver) -> None:
+    def nowhere(host: str) -> Sequence[str]:
+        raise socket.gaierror("no such name")
+
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=nowhere)
+
+    with pytest.raises(RetryableDeliveryError, match="does not resolve"):
+        deliver(adapter)
+
+
+def test_deliver_connect_failure_tries_next_checked_address(receiver: FakeReceiver) -> None:
+    receiver.addresses["hooks.example.com"] = ["1.1.1.1", "8.8.8.8"]
+    receiver.script(Answer.connect_error(), Answer.ok("x"))
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=receiver.resolver)
+
+    result = deliver(adapter)
+
+    assert (result.remote_id, [r.address for r in receiver.requests]) == (
+        "x",
+        ["1.1.1.1", "8.8.8.8"],
+    )
+
+
+def test_deliver_timeout_does_not_try_next_address(receiver: FakeReceiver) -> None:
+    receiver.addresses["hooks.example.com"] = ["1.1.1.1", "8.8.8.8"]
+    receiver.script(Answer.timeout())
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=receiver.resolver)
+
+    with pytest.raises(RetryableDeliveryError):
+        deliver(adapter)
+
+    assert receiver.count() == 1
+
+
+def test_deliver_passes_delivery_timeout_to_transport(receiver: FakeReceiver) -> None:
+    adapter = WebhookAdapter(
+        Settings(DELIVERY_TIMEOUT_SECONDS=7), transport=receiver, resolver=receiver.resolver
+    )
+
+    deliver(adapter)
+
+    assert 6.0 < receiver.timeouts_seen[0] <= 7.0
+
+
+# -- Retry-After ----------------------------------------------------------------------------
+
+
+def test_parse_retry_after_past_date_zero() -> None:
+    value = format_datetime(NOW - timedelta(minutes=5), usegmt=True)
+
+    assert parse_retry_after(value, now=NOW) == 0.0
+
+
+@pytest.mark.parametrize("value", [None, "", "soon", "-5", "1.5"])
+def test_parse_retry_after_malformed_none(value: str | None) -> None:
+    assert parse_retry_after(value, now=NOW) is None
+
+
+# -- registry -------------------------------------------------------------------------------
+
+
+def test_get_adapter_webhook_returns_webhook_adapter(receiver: FakeReceiver) -> None:
+    adapter = get_adapter("webhook", settings=Settings(), transport=receiver)
+
+    assert isinstance(adapter, WebhookAdapter) and adapter.transport is receiver
+
+
+def test_get_adapter_unknown_platform_raises() -> None:
+    with pytest.raises(UnknownPlatformError):
+        get_adapter("myspace", settings=Settings())
+
+
+def test_known_platforms_lists_webhook() -> None:
+    assert "webhook" in KNOWN_PLATFORMS
+
+
+# -- over real HTTP on loopback -------------------------------------------------------------
+
+
+@pytest.fixture
+def loopback() -> Iterator[HttpReceiver]:
+    with HttpReceiver() as server:
+        server.add_secret(None, "new-secret")
+        yield server
+
+
+def loopback_adapter(timeout: float = 5.0) -> WebhookAdapter:
+    settings = Settings(
+        WEBHOOK_ALLOWED_ORIGINS="http://127.0.0.1", DELIVERY_TIMEOUT_SECONDS=timeout
+    )
+    return WebhookAdapter(settings)  # the real urllib3 transport and system resolver
+
+
+def test_loopback_2xx_published_and_signature_verifies(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.ok("remote-7"))
+
+    result = loopback_adapter().deliver(
+        make_channel(loopback.url("/hook")), make_request(), now=datetime.now(UTC)
+    )
+
+    request = loopback.requests[0]
+    assert (result.remote_id, request.signature_valid, request.idempotency_key) == (
+        "remote-7",
+        True,
+        KEY,
+    )
+
+
+def test_loopback_host_header_names_origin(loopback: HttpReceiver) -> None:
+    loopback_adapter().deliver(
+        make_channel(loopback.url("/hook?x=1")), make_request(), now=datetime.now(UTC)
+    )
+
+    assert loopback.requests[0].url == loopback.url("/hook?x=1")
+
+
+def test_loopback_redirect_not_followed(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.redirect(loopback.url("/other")), url=loopback.url("/hook"))
+
+    result = loopback_adapter().deliver(
+        make_channel(loopback.url("/hook")), make_request(), now=datetime.now(UTC)
+    )
+
+    assert (result.outcome, [r.url for r in loopback.requests]) == (
+        "failed",
+        [loopback.url("/hook")],
+    )
+
+
+def test_loopback_503_raises_retryable(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.error(503, retry_after="3"))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        loopback_adapter().deliver(
+            make_channel(loopback.url()), make_request(), now=datetime.now(UTC)
+        )
+
+    assert (caught.value.http_status, caught.value.retry_after_seconds) == (503, 3.0)
+
+
+def test_loopback_slow_receiver_times_out(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.timeout(delay_seconds=1.0))
+
+    with pytest.raises(RetryableDeliveryError, match="timed out"):
+        loopback_adapter(timeout=0.3).deliver(
+            make_channel(loopback.url()), make_request(), now=datetime.now(UTC)
+        )
+
+
+def test_loopback_closed_port_raises_retryable() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(RetryableDeliveryError, match="connection"):
+        loopback_adapter().deliver(
+            make_channel(f"http://127.0.0.1:{port}/hook"), make_request(), now=datetime.now(UTC)
+        )
+
+
+def test_loopback_response_read_capped_at_64_kib(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.raw(200, json.dumps({"id": "x", "pad": "a" * 200_000}).encode()))
+    destination = Destination(
+        url=loopback.url(),
+        scheme="http",
+        host="127.0.0.1",
+        port=loopback.port,
+        target="/hook",
+        addresses=("127.0.0.1",),
+    )
+
+    response = Urllib3Transport().send(
+        destination, "127.0.0.1", b"{}", {"Host": f"127.0.0.1:{loopback.port}"}, 5.0
+    )
+
+    assert (response.status, len(response.body)) == (200, MAX_RESPONSE_BYTES)
+
+
+def test_loopback_oversized_json_published_without_remote_id(loopback: HttpReceiver) -> None:
+    loopback.script(Answer.raw(200, json.dumps({"id": "x", "pad": "a" * 200_000}).encode()))
+
+    result = loopback_adapter().deliver(
+        make_channel(loopback.url()), make_request(), now=datetime.now(UTC)
+    )
+
+    assert (result.outcome, result.remote_id) == ("published", None)
+
+
+def test_urllib3_transport_closed_port_raises_connect_failed() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    destination = Destination(
+        url=f"http://127.0.0.1:{port}/",
+        scheme="http",
+        host="127.0.0.1",
+        port=port,
+        target="/",
+        addresses=("127.0.0.1",),
+    )
+
+    with pytest.raises(TransportError) as caught:
+        Urllib3Transport().send(destination, "127.0.0.1", b"{}", {}, 2.0)
+
+    assert caught.value.connect_failed
