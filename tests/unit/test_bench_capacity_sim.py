@@ -1,0 +1,59 @@
+"""The capacity model's invariants (``bench/capacity_sim.py``): small sizes, no timing."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from bench.capacity_sim import LIMITS, Config, _SecondBins, simulate
+
+SMALL = Config(write_shards=4, sweeper_parallelism=2)
+
+
+def test_simulate_every_post_delivered_exactly_once() -> None:
+    result = simulate(2000, SMALL, seed=3)
+    assert result.delivered == 2000
+
+
+def test_simulate_no_post_delivered_before_publish_at() -> None:
+    result = simulate(2000, SMALL, seed=3)
+    assert result.early == 0
+    assert result.p50 >= 0
+
+
+def test_simulate_same_seed_same_result() -> None:
+    assert simulate(500, SMALL, seed=7).row() == simulate(500, SMALL, seed=7).row()
+
+
+def test_simulate_lookahead_shorter_than_sweep_period_adds_lag() -> None:
+    # Without lookahead cover, posts are only seen by a sweep after they fell due.
+    short = simulate(500, replace(SMALL, lookahead_s=5), seed=1)
+    long = simulate(500, replace(SMALL, lookahead_s=600), seed=1)
+    assert short.p50 > long.p50 + 5
+
+
+def test_simulate_slow_table_makes_lag_grow() -> None:
+    slow = simulate(3000, replace(SMALL, table_write_units_per_s=200.0), seed=1)
+    fast = simulate(3000, replace(SMALL, table_write_units_per_s=40_000.0), seed=1)
+    assert slow.p99 > fast.p99
+
+
+def test_simulate_concurrency_never_exceeds_maximum_concurrency() -> None:
+    result = simulate(5000, replace(SMALL, max_concurrency=20), seed=1)
+    assert result.peak_concurrency <= 20
+
+
+def test_simulate_lookahead_over_sqs_delay_limit_raises() -> None:
+    with pytest.raises(ValueError, match="900"):
+        simulate(10, replace(SMALL, lookahead_s=901))
+
+
+def test_second_bins_full_second_pushes_request_to_next_second() -> None:
+    bins = _SecondBins(units_per_s=10)
+    assert bins.take(5.2, 10) == 5.2
+    assert bins.take(5.5, 1) == 6.0
+
+
+def test_limits_every_limit_names_its_source() -> None:
+    assert all(limit.source for limit in LIMITS.values())
