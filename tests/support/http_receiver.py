@@ -3,9 +3,10 @@
 Same ledger, scripts and assertions as the in-process :class:`tests.support.receiver.FakeReceiver`
 (``accepted(key)``, ``raw_resends()``, ``requests_for(key)``, ``early_requests()``...), but over
 real HTTP: the local-stack end-to-end test, the benchmarks and the adapter's loopback tests start
-it. Time is the real clock unless a clock is passed. ``Answer.timeout(delay_seconds=...)``
-sleeps before closing the connection without a response; ``Answer.connect_error()`` closes the
-connection at once.
+it. Time is the real clock unless a clock is passed; ``tls=`` (an ``ssl.SSLContext``) serves
+HTTPS instead. The URL recorded for a request is built from its ``Host`` header.
+``Answer.timeout(delay_seconds=...)`` sleeps before closing the connection without a response;
+``Answer.connect_error()`` closes the connection at once.
 
 Use::
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import ssl
 import sys
 import threading
 import time
@@ -50,7 +52,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(min(length, MAX_REQUEST_BYTES))
         host = self.headers.get("Host", "")
-        url = f"http://{host}{self.path}" if host else self.path
+        scheme = "https" if isinstance(self.connection, ssl.SSLSocket) else "http"
+        url = f"{scheme}://{host}{self.path}" if host else self.path
         headers = dict(self.headers.items())
         record, response_body = ledger.handle(url, self.client_address[0], headers, body)
         answer = record.answer
@@ -115,10 +118,14 @@ class HttpReceiver(ReceiverLedger):
         port: int = 0,
         tolerance_seconds: int = 300,
         echo: bool = False,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         super().__init__(clock, tolerance_seconds=tolerance_seconds)
         self._host = host
+        self._scheme = "https" if tls is not None else "http"
         self._server = _Server((host, port), _Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.ledger = self
         self._server.echo = echo
         self._thread: threading.Thread | None = None
@@ -129,8 +136,8 @@ class HttpReceiver(ReceiverLedger):
 
     @property
     def origin(self) -> str:
-        """``http://127.0.0.1:<port>``."""
-        return f"http://{self._host}:{self.port}"
+        """``http://127.0.0.1:<port>`` (``https`` when started with ``tls``)."""
+        return f"{self._scheme}://{self._host}:{self.port}"
 
     def url(self, path: str = "/hook") -> str:
         """A URL on this receiver."""

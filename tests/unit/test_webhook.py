@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from pathlib import Path
 
 import pytest
 
@@ -582,3 +584,192 @@ def test_urllib3_transport_closed_port_raises_connect_failed() -> None:
         Urllib3Transport().send(destination, "127.0.0.1", b"{}", {}, 2.0)
 
     assert caught.value.connect_failed
+
+
+# -- TLS: connect to the checked IP, verify the certificate against the host name ------------
+
+
+def _certificates(tmp_path: Path, host: str) -> tuple[Path, Path, Path]:
+    """A throwaway CA and a leaf certificate for ``host`` signed by it (PEM files)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(common: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+    start = datetime.now(UTC) - timedelta(days=1)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("test ca"))
+        .issuer_name(name("test ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(start + timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(
+            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(name(host))
+        .issuer_name(ca.subject)
+        .public_key(leaf_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(start + timedelta(days=2))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
+        )
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    ca_pem, cert_pem, key_pem = tmp_path / "ca.pem", tmp_path / "leaf.pem", tmp_path / "key.pem"
+    ca_pem.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_pem.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    key_pem.write_bytes(
+        leaf_key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return ca_pem, cert_pem, key_pem
+
+
+@pytest.fixture
+def tls_receiver(tmp_path: Path) -> Iterator[tuple[HttpReceiver, str, list[str | None]]]:
+    ca_pem, cert_pem, key_pem = _certificates(tmp_path, "hooks.test")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_pem, key_pem)
+    server_names: list[str | None] = []
+    context.sni_callback = lambda _sock, server_name, _ctx: server_names.append(server_name)
+    with HttpReceiver(tls=context) as server:
+        yield server, str(ca_pem), server_names
+
+
+def tls_destination(host: str, port: int) -> Destination:
+    return Destination(
+        url=f"https://{host}:{port}/hook",
+        scheme="https",
+        host=host,
+        port=port,
+        target="/hook",
+        addresses=("127.0.0.1",),
+    )
+
+
+def test_urllib3_transport_tls_to_checked_ip_verifies_host_name_and_sends_sni(
+    tls_receiver: tuple[HttpReceiver, str, list[str | None]],
+) -> None:
+    server, ca_pem, server_names = tls_receiver
+    destination = tls_destination("hooks.test", server.port)
+
+    response = Urllib3Transport(ca_certs=ca_pem).send(
+        destination, "127.0.0.1", b"{}", {"Host": destination.host_header}, 5.0
+    )
+
+    assert (response.status, server_names, server.requests[0].url) == (
+        200,
+        ["hooks.test"],
+        f"https://hooks.test:{server.port}/hook",
+    )
+
+
+def test_urllib3_transport_tls_certificate_for_other_host_refused(
+    tls_receiver: tuple[HttpReceiver, str, list[str | None]],
+) -> None:
+    server, ca_pem, _ = tls_receiver
+    destination = tls_destination("other.test", server.port)
+
+    with pytest.raises(TransportError) as caught:
+        Urllib3Transport(ca_certs=ca_pem).send(
+            destination, "127.0.0.1", b"{}", {"Host": destination.host_header}, 5.0
+        )
+
+    assert caught.value.connect_failed and server.count() == 0
+
+
+def test_urllib3_transport_tls_untrusted_certificate_refused(
+    tls_receiver: tuple[HttpReceiver, str, list[str | None]],
+) -> None:
+    server, _, _ = tls_receiver
+    destination = tls_destination("hooks.test", server.port)
+
+    with pytest.raises(TransportError):
+        Urllib3Transport().send(
+            destination, "127.0.0.1", b"{}", {"Host": destination.host_header}, 5.0
+        )
+
+    assert server.count() == 0
+
+
+# -- the fake receiver's ledger (what the fire-path and fault tests assert on) --------------
+
+
+def test_receiver_second_2xx_for_key_is_raw_resend(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    deliver(adapter)
+    deliver(adapter)
+
+    assert (receiver.accepted(KEY), receiver.successes(KEY), receiver.raw_resends()) == (1, 2, 1)
+
+
+def test_receiver_failed_answers_are_not_accepted(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    receiver.script(Answer.error(503), Answer.reject(400))
+    with pytest.raises(RetryableDeliveryError):
+        deliver(adapter)
+    deliver(adapter)
+
+    assert (receiver.accepted(KEY), receiver.accepted_keys(), len(receiver.requests_for(KEY))) == (
+        0,
+        set(),
+        2,
+    )
+
+
+def test_receiver_script_per_url_leaves_other_urls_default(receiver: FakeReceiver) -> None:
+    other = "https://other.example.com/in"
+    receiver.script(Answer.reject(410), url=other)
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=receiver.resolver)
+
+    results = [deliver(adapter, make_channel(u)).outcome for u in (other, URL)]
+
+    assert results == ["failed", "published"]
+
+
+def test_receiver_early_request_reported() -> None:
+    early = FakeReceiver(FixedNow(NOW - timedelta(seconds=1)))
+    adapter = WebhookAdapter(Settings(), transport=early, resolver=early.resolver)
+
+    deliver(adapter, now=NOW - timedelta(seconds=1))
+
+    assert [r.idempotency_key for r in early.early_requests()] == [KEY]
