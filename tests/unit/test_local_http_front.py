@@ -1,0 +1,220 @@
+"""The local API Gateway front: JWT check, payload v2 events, response mapping, real HTTP."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import jwt
+import pytest
+
+from local.config import LocalConfig
+from local.http_front import (
+    ApiFront,
+    JwtChecker,
+    Unauthorized,
+    build_event,
+    response_from_result,
+    unauthorized_response,
+)
+from local.lambda_runtime import LambdaFunction
+from local.token import make_token
+
+SECRET = "unit-secret-long-enough-for-hs256-keys"
+
+
+def _token(**claims: Any) -> str:
+    now = int(time.time())
+    body = {"sub": "alice", "iat": now, "exp": now + 60, **claims}
+    return jwt.encode({k: v for k, v in body.items() if v is not None}, SECRET, algorithm="HS256")
+
+
+def test_jwt_checker_valid_token_returns_claims() -> None:
+    claims = JwtChecker(SECRET).check(f"Bearer {_token()}")
+    assert claims["sub"] == "alice"
+
+
+def test_jwt_checker_missing_header_raises_without_description() -> None:
+    with pytest.raises(Unauthorized) as caught:
+        JwtChecker(SECRET).check(None)
+    assert caught.value.description is None
+
+
+@pytest.mark.parametrize(
+    ("token", "description"),
+    [
+        (_token(exp=int(time.time()) - 5), "the token has expired"),
+        (_token(nbf=int(time.time()) + 300), "the token is not valid yet"),
+        (_token(exp=None), "the token does not have a exp claim"),
+        (
+            jwt.encode(
+                {"sub": "a", "exp": int(time.time()) + 60},
+                "other-secret-long-enough-for-hs256-keys",
+                algorithm="HS256",
+            ),
+            "the token signature is invalid",
+        ),
+        ("not-a-jwt", "the token is malformed"),
+    ],
+)
+def test_jwt_checker_bad_token_raises_with_reason(token: str, description: str) -> None:
+    with pytest.raises(Unauthorized) as caught:
+        JwtChecker(SECRET).check(f"Bearer {token}")
+    assert caught.value.description == description
+
+
+def test_jwt_checker_configured_audience_refuses_other_audience() -> None:
+    with pytest.raises(Unauthorized) as caught:
+        JwtChecker(SECRET, audience="scheduled-posts").check(_token(aud="someone-else"))
+    assert caught.value.description == "the token does not have a valid audience"
+
+
+def test_jwt_checker_configured_issuer_refuses_other_issuer() -> None:
+    with pytest.raises(Unauthorized) as caught:
+        JwtChecker(SECRET, issuer="https://issuer.local").check(_token(iss="https://evil"))
+    assert caught.value.description == "the token does not have a valid issuer"
+
+
+def test_make_token_with_issuer_and_audience_passes_the_checker() -> None:
+    config = LocalConfig(jwt_secret=SECRET, jwt_issuer="https://i", jwt_audience="aud")
+    claims = JwtChecker(SECRET, "https://i", "aud").check(f"Bearer {make_token('bob', config)}")
+    assert (claims["sub"], claims["exp"] - claims["iat"]) == ("bob", 3600)
+
+
+def test_unauthorized_response_invalid_token_matches_api_gateway() -> None:
+    status, headers, body = unauthorized_response(Unauthorized("the token has expired"))
+    assert (status, body) == (401, b'{"message":"Unauthorized"}')
+    assert headers["www-authenticate"] == (
+        'Bearer scope="" error="invalid_token" error_description="the token has expired"'
+    )
+
+
+def test_build_event_claims_are_strings_and_scopes_a_list() -> None:
+    event = build_event(
+        method="GET",
+        target="/v1/x",
+        headers=[],
+        body=b"",
+        claims={"sub": "alice", "exp": 1700000000, "scope": "a b", "groups": ["g1", "g2"]},
+        source_ip="127.0.0.1",
+        host="127.0.0.1:8080",
+    )
+    jwt_part = event["requestContext"]["authorizer"]["jwt"]
+    assert jwt_part["claims"] == {
+        "sub": "alice",
+        "exp": "1700000000",
+        "scope": "a b",
+        "groups": "[g1 g2]",
+    }
+    assert jwt_part["scopes"] == ["a", "b"]
+
+
+def test_build_event_repeated_query_and_headers_joined_with_commas() -> None:
+    event = build_event(
+        method="GET",
+        target="/v1/scheduled-posts?status=a&status=b&limit=5",
+        headers=[("X-A", "1"), ("x-a", "2"), ("Cookie", "c1=1; c2=2")],
+        body=b"",
+        claims={"sub": "alice"},
+        source_ip="127.0.0.1",
+        host="h",
+    )
+    assert event["queryStringParameters"] == {"status": "a,b", "limit": "5"}
+    assert event["rawQueryString"] == "status=a&status=b&limit=5"
+    assert event["headers"]["x-a"] == "1,2"
+    assert event["cookies"] == ["c1=1", "c2=2"]
+    assert (event["version"], event["rawPath"]) == ("2.0", "/v1/scheduled-posts")
+
+
+def test_build_event_binary_body_is_base64_encoded() -> None:
+    event = build_event(
+        method="POST",
+        target="/v1/x",
+        headers=[("content-type", "application/octet-stream")],
+        body=b"\xff\x00",
+        claims={"sub": "a"},
+        source_ip="127.0.0.1",
+        host="h",
+    )
+    assert event["isBase64Encoded"] is True
+    assert base64.b64decode(event["body"]) == b"\xff\x00"
+
+
+def test_response_from_result_without_status_code_is_json_200() -> None:
+    status, _, body = response_from_result({"hello": "world"})
+    assert (status, json.loads(body)) == (200, {"hello": "world"})
+
+
+def test_response_from_result_maps_headers_cookies_and_body() -> None:
+    status, headers, body = response_from_result(
+        {"statusCode": 201, "headers": {"ETag": '"1"'}, "cookies": ["a=1"], "body": "{}"}
+    )
+    assert (status, body) == (201, b"{}")
+    assert ("ETag", '"1"') in headers and ("set-cookie", "a=1") in headers
+
+
+def _front(handler: Any) -> ApiFront:
+    front = ApiFront(
+        LambdaFunction("api", 5, handler=handler), JwtChecker(SECRET), host="127.0.0.1", port=0
+    )
+    front.start()
+    return front
+
+
+def _get(url: str, token: str | None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(
+        url, headers={"authorization": f"Bearer {token}"} if token else {}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, dict(reply.headers.items()), reply.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers.items()), error.read()
+
+
+def test_api_front_without_token_answers_401_and_never_calls_the_handler() -> None:
+    calls: list[dict[str, Any]] = []
+    front = _front(lambda event, context: calls.append(event))
+    try:
+        status, headers, body = _get(f"http://127.0.0.1:{front.port}/v1/channels", None)
+    finally:
+        front.stop()
+    assert (status, body, calls) == (401, b'{"message":"Unauthorized"}', [])
+    assert headers["www-authenticate"] == "Bearer"
+
+
+def test_api_front_with_token_passes_claims_and_returns_handler_response() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        seen.append(event)
+        return {
+            "statusCode": 404,
+            "headers": {"content-type": "application/problem+json"},
+            "body": '{"status":404}',
+        }
+
+    front = _front(handler)
+    try:
+        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/x?a=1", _token())
+    finally:
+        front.stop()
+    assert (status, body) == (404, b'{"status":404}')
+    assert seen[0]["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] == "alice"
+    assert seen[0]["requestContext"]["http"]["method"] == "GET"
+
+
+def test_api_front_handler_exception_answers_api_gateway_500() -> None:
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    front = _front(handler)
+    try:
+        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/x", _token())
+    finally:
+        front.stop()
+    assert (status, body) == (500, b'{"message":"Internal Server Error"}')
