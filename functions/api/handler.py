@@ -1,0 +1,315 @@
+"""The scheduling API Lambda: API Gateway HTTP API (payload v2) -> one logic call per route.
+
+Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT authorizer):
+
+* ``POST/GET /v1/channels``, ``GET/DELETE /v1/channels/{channel_id}``
+* ``POST/GET /v1/scheduled-posts``,
+  ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
+  ``GET /v1/scheduled-posts/{schedule_id}/attempts``
+
+Before routing, :func:`lambda_handler` refuses an event without a ``sub`` claim (401), a body
+over 64 KiB (413, before parsing) and a body that is not UTF-8 JSON (400). Every error is
+``application/problem+json`` (``scheduled_posts.problems``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Annotated, Any, cast
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from scheduled_posts import problems
+from scheduled_posts.api_app import get_dependencies
+from scheduled_posts.logic import channels as channel_logic
+from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.models.api import (
+    ID_PATTERN,
+    AttemptList,
+    AttemptOut,
+    ChannelCreate,
+    ChannelCreated,
+    ChannelList,
+    ChannelOut,
+    PostCreate,
+    PostOut,
+    PostPage,
+    PostPatch,
+    Problem,
+)
+from scheduled_posts.models.post import PostStatus
+from scheduled_posts.observability import logger, metrics, tracer
+
+#: Largest accepted request body, in bytes (issue 2: 64 KiB, checked before parsing).
+MAX_BODY_BYTES = 64 * 1024
+JSON = "application/json"
+
+app = APIGatewayHttpResolver(enable_validation=True)
+problems.register(app)
+
+ChannelId = Annotated[str, Path(pattern=ID_PATTERN, description="A channel id")]
+ScheduleId = Annotated[str, Path(pattern=ID_PATTERN, description="A scheduled post id")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Repeat a create safely for 24 h: same key and body, same 201 answer",
+    ),
+]
+IfMatch = Annotated[
+    str | None,
+    Header(alias="If-Match", max_length=64, description='The version you read: "<version>"'),
+]
+
+_PROBLEM = {"content": {problems.PROBLEM_JSON: {"model": Problem}}}
+_ERROR_DOCS: dict[int, dict[str, Any]] = {
+    400: {"description": "Malformed JSON or an invalid cursor", **_PROBLEM},
+    401: {"description": 'No caller (from API Gateway itself: {"message":"Unauthorized"})'},
+    404: {"description": "Not found, or not yours", **_PROBLEM},
+    409: {"description": "The post is not scheduled", **_PROBLEM},
+    412: {"description": "If-Match is stale", **_PROBLEM},
+    413: {"description": "Body over 64 KiB", **_PROBLEM},
+    422: {"description": "Validation failed (per-field errors)", **_PROBLEM},
+    429: {"description": "MAX_PENDING_POSTS reached", **_PROBLEM},
+}
+_COMMON = (400, 401, 404, 413, 422)
+
+
+def _responses(
+    model: type | None,
+    code: int = 200,
+    description: str = "OK",
+    *,
+    errors: tuple[int, ...] = _COMMON,
+    overrides: dict[int, str] | None = None,
+) -> dict[int, OpenAPIResponse]:
+    """OpenAPI responses: the success ``code`` with ``model`` plus the problem+json errors."""
+    result: dict[int, Any] = {code: {"description": description}}
+    if model is not None:
+        result[code]["content"] = {JSON: {"model": model}}
+    for error in errors:
+        result[error] = dict(_ERROR_DOCS[error])
+    for error, text in (overrides or {}).items():
+        result[error]["description"] = text
+    return cast(dict[int, OpenAPIResponse], result)
+
+
+def _owner() -> str:
+    return str(app.context["owner"])
+
+
+def _post_response(body: dict[str, Any], status: int = 200) -> Response[PostOut]:
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=PostOut.model_validate(body),
+        headers={"ETag": f'"{body["version"]}"'},
+    )
+
+
+# ------------------------------------------------------------------ channels
+
+
+@app.post(
+    "/v1/channels",
+    summary="Create a channel (the signing secret is shown only here)",
+    responses=_responses(ChannelCreated, 201, "Created"),
+)
+def create_channel(body: ChannelCreate) -> Response[ChannelCreated]:
+    deps = get_dependencies()
+    channel = channel_logic.create_channel(
+        body,
+        owner=_owner(),
+        channels=deps.channels,
+        settings=deps.settings,
+        clock=deps.clock,
+        resolver=deps.resolver,
+    )
+    return Response(status_code=201, content_type=JSON, body=ChannelCreated.of_new(channel))
+
+
+@app.get("/v1/channels", summary="List your channels", responses=_responses(ChannelList))
+def list_channels() -> ChannelList:
+    found = channel_logic.list_channels(_owner(), channels=get_dependencies().channels)
+    return ChannelList(items=[ChannelOut.of(c) for c in found])
+
+
+@app.get(
+    "/v1/channels/<channel_id>",
+    summary="Get a channel",
+    responses=_responses(ChannelOut),
+)
+def get_channel(channel_id: ChannelId) -> ChannelOut:
+    channel = channel_logic.get_channel(_owner(), channel_id, channels=get_dependencies().channels)
+    return ChannelOut.of(channel)
+
+
+@app.delete(
+    "/v1/channels/<channel_id>",
+    summary="Delete a channel (its pending deliveries become skipped)",
+    responses=_responses(None, 204, "Deleted"),
+)
+def delete_channel(channel_id: ChannelId) -> Response[None]:
+    channel_logic.delete_channel(_owner(), channel_id, channels=get_dependencies().channels)
+    return Response(status_code=204)
+
+
+# -------------------------------------------------------------------- posts
+
+
+@app.post(
+    "/v1/scheduled-posts",
+    summary="Schedule a post",
+    responses=_responses(
+        PostOut,
+        201,
+        "Created",
+        errors=(*_COMMON, 409, 429),
+        overrides={409: "The first request with this Idempotency-Key is still running"},
+    ),
+)
+def create_post(body: PostCreate, idempotency_key: IdempotencyKey = None) -> Response[PostOut]:
+    created = get_dependencies().create_post_body(
+        body, owner=_owner(), idempotency_key=idempotency_key
+    )
+    return _post_response(created, 201)
+
+
+@app.get(
+    "/v1/scheduled-posts",
+    summary="List your posts by (publish_at, schedule_id)",
+    responses=_responses(PostPage),
+)
+def list_posts(
+    status: Annotated[PostStatus | None, Query(description="Only posts in this status")] = None,
+    from_: Annotated[
+        str | None, Query(alias="from", max_length=64, description="RFC 3339, inclusive")
+    ] = None,
+    to: Annotated[str | None, Query(max_length=64, description="RFC 3339, exclusive")] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 20,
+    cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor")] = None,
+) -> PostPage:
+    deps = get_dependencies()
+    page = post_logic.list_posts(
+        _owner(),
+        status=status,
+        from_=from_,
+        to=to,
+        limit=limit,
+        cursor=cursor,
+        codec=deps.cursor_codec(),
+        deps=deps.post_deps,
+    )
+    return PostPage(items=[PostOut.of(p) for p in page.posts], next_cursor=page.next_cursor)
+
+
+@app.get(
+    "/v1/scheduled-posts/<schedule_id>",
+    summary="Get a post",
+    responses=_responses(PostOut),
+)
+def get_post(schedule_id: ScheduleId) -> Response[PostOut]:
+    post = post_logic.get_post(_owner(), schedule_id, deps=get_dependencies().post_deps)
+    return _post_response(PostOut.of(post).model_dump(mode="json"))
+
+
+@app.patch(
+    "/v1/scheduled-posts/<schedule_id>",
+    summary="Edit a scheduled post",
+    responses=_responses(PostOut, errors=(*_COMMON, 409, 412)),
+)
+def update_post(
+    schedule_id: ScheduleId, body: PostPatch, if_match: IfMatch = None
+) -> Response[PostOut]:
+    post = post_logic.update_post(
+        _owner(), schedule_id, body, if_match=if_match, deps=get_dependencies().post_deps
+    )
+    return _post_response(PostOut.of(post).model_dump(mode="json"))
+
+
+@app.delete(
+    "/v1/scheduled-posts/<schedule_id>",
+    summary="Cancel a scheduled post",
+    responses=_responses(PostOut, errors=(*_COMMON, 409)),
+)
+def cancel_post(schedule_id: ScheduleId) -> Response[PostOut]:
+    post = post_logic.cancel_post(_owner(), schedule_id, deps=get_dependencies().post_deps)
+    return _post_response(PostOut.of(post).model_dump(mode="json"))
+
+
+@app.get(
+    "/v1/scheduled-posts/<schedule_id>/attempts",
+    summary="The delivery attempts of a post",
+    responses=_responses(AttemptList),
+)
+def list_attempts(schedule_id: ScheduleId) -> AttemptList:
+    found = post_logic.list_attempts(_owner(), schedule_id, deps=get_dependencies().post_deps)
+    return AttemptList(items=[AttemptOut.of(a) for a in found])
+
+
+# ------------------------------------------------------------------- entry
+
+
+def _caller(event: dict[str, Any]) -> str | None:
+    context = event.get("requestContext") or {}
+    claims = (((context.get("authorizer") or {}).get("jwt") or {}).get("claims")) or {}
+    sub = claims.get("sub") if isinstance(claims, dict) else None
+    return sub if isinstance(sub, str) and sub else None
+
+
+def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
+    """401 without a caller; 413 over 64 KiB; 400 when the body is not UTF-8 JSON."""
+    if _caller(event) is None:
+        return problems.UnauthenticatedError("the request carries no authenticated caller")
+    body = event.get("body")
+    if body is None or body == "":
+        return None
+    try:
+        raw = (
+            base64.b64decode(body, validate=True)
+            if event.get("isBase64Encoded")
+            else body.encode("utf-8", "surrogatepass")
+        )
+    except (binascii.Error, ValueError):
+        return problems.MalformedBodyError("the body is not valid base64")
+    if len(raw) > MAX_BODY_BYTES:
+        return problems.PayloadTooLargeError(f"the body is over {MAX_BODY_BYTES} bytes")
+    try:
+        json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return problems.MalformedBodyError("the body is not valid UTF-8 JSON")
+    return None
+
+
+def _proxy_problem(error: problems.ServiceError) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": problems.type_for(error.title), "title": error.title}
+    body.update({"status": error.status, "detail": error.detail})
+    return {
+        "statusCode": error.status,
+        "headers": {"Content-Type": problems.PROBLEM_JSON},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Answer one API Gateway HTTP API (payload v2) event."""
+    deps = get_dependencies()
+    deps.idempotency_config.register_lambda_context(context)
+    refused = _precheck(event)
+    if refused is not None:
+        return _proxy_problem(refused)
+    app.append_context(owner=_caller(event))
+    return app.resolve(event, context)

@@ -1,0 +1,155 @@
+"""DynamoDB access for channels: ``pk = OWNER#<sub>``, ``sk = CHANNEL#<channel_id>``.
+
+Keyed by owner, so another user's channel is simply not found (see ``docs/data-model.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+from botocore.exceptions import ClientError
+
+from scheduled_posts import keys
+from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.errors import ChannelNotFoundError, StateConflictError
+from scheduled_posts.models.post import Channel
+
+_CHANNEL_PREFIX = "CHANNEL#"
+
+
+def channel_to_item(channel: Channel) -> dict[str, Any]:
+    """The DynamoDB item of a channel (boto3 resource types)."""
+    item: dict[str, Any] = {
+        "pk": keys.owner_pk(channel.owner),
+        "sk": keys.channel_sk(channel.channel_id),
+        "channel_id": channel.channel_id,
+        "owner": channel.owner,
+        "platform": channel.platform,
+        "name": channel.name,
+        "url": channel.url,
+        "rate_limit_per_minute": channel.rate_limit_per_minute,
+        "signing_secret": channel.signing_secret,
+        "previous_signing_secret": channel.previous_signing_secret,
+        "previous_secret_expires_at": (
+            format_instant(channel.previous_secret_expires_at)
+            if channel.previous_secret_expires_at
+            else None
+        ),
+        "created_at": format_instant(channel.created_at),
+    }
+    return item
+
+
+def channel_from_item(item: dict[str, Any]) -> Channel:
+    """A :class:`Channel` from its DynamoDB item."""
+    rate = item.get("rate_limit_per_minute")
+    previous_expiry = item.get("previous_secret_expires_at")
+    return Channel(
+        channel_id=item["channel_id"],
+        owner=item["owner"],
+        platform=item["platform"],
+        name=item["name"],
+        url=item["url"],
+        rate_limit_per_minute=int(rate) if rate is not None else None,
+        signing_secret=item["signing_secret"],
+        previous_signing_secret=item.get("previous_signing_secret"),
+        previous_secret_expires_at=(
+            instant_from_storage(previous_expiry) if previous_expiry else None
+        ),
+        created_at=instant_from_storage(item["created_at"]),
+    )
+
+
+class ChannelRepository:
+    """Channels of ``PostsTable``. ``dynamodb`` is a boto3 DynamoDB resource (default: lazy)."""
+
+    def __init__(self, *, posts_table_name: str, dynamodb: Any | None = None) -> None:
+        self._table_name = posts_table_name
+        self._dynamodb = dynamodb
+
+    @property
+    def _table(self) -> Any:
+        return (self._dynamodb or dynamodb_resource()).Table(self._table_name)
+
+    def put_new(self, channel: Channel) -> None:
+        """Store a new channel.
+
+        Raises
+        ------
+        StateConflictError
+            When a channel with that id already exists for the owner (a UUID collision).
+        """
+        try:
+            self._table.put_item(
+                Item=channel_to_item(channel), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise StateConflictError("channel id already exists") from exc
+            raise
+
+    def get(self, owner: str, channel_id: str) -> Channel | None:
+        """The owner's channel, or ``None`` (also for another user's channel id)."""
+        item = self._table.get_item(
+            Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
+            ConsistentRead=True,
+        ).get("Item")
+        return channel_from_item(item) if item else None
+
+    def list(self, owner: str) -> list[Channel]:
+        """Every channel of ``owner``, ordered by channel id (one Query, paginated)."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(keys.owner_pk(owner))
+            & Key("sk").begins_with(_CHANNEL_PREFIX),
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return [channel_from_item(item) for item in items]
+
+    def existing_ids(self, owner: str, channel_ids: Iterable[str]) -> set[str]:
+        """Which of ``channel_ids`` are channels of ``owner`` (at most 100 ids: one BatchGet)."""
+        wanted = list(dict.fromkeys(channel_ids))
+        if not wanted:
+            return set()
+        found: set[str] = set()
+        dynamodb = self._dynamodb or dynamodb_resource()
+        request: dict[str, Any] = {
+            self._table_name: {
+                "Keys": [{"pk": keys.owner_pk(owner), "sk": keys.channel_sk(c)} for c in wanted],
+                "ProjectionExpression": "channel_id",
+                "ConsistentRead": True,
+            }
+        }
+        for _ in range(10):
+            answer = dynamodb.batch_get_item(RequestItems=request)
+            found.update(i["channel_id"] for i in answer["Responses"].get(self._table_name, []))
+            request = answer.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        return found
+
+    def delete(self, owner: str, channel_id: str) -> None:
+        """Delete the owner's channel.
+
+        Raises
+        ------
+        ChannelNotFoundError
+            When the owner has no such channel.
+        """
+        try:
+            self._table.delete_item(
+                Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
+                ConditionExpression="attribute_exists(pk)",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                raise ChannelNotFoundError("channel not found") from exc
+            raise

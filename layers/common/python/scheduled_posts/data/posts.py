@@ -1,0 +1,444 @@
+"""DynamoDB access for posts, their due-index entries, attempts and the pending counter.
+
+Create, edit and cancel are one ``TransactWriteItems`` each (``docs/data-model.md``): the post,
+its due entry (and late marker) and, on create, the pending counter, so no request can leave a
+post the sweeper never sees or an entry for a post that is not ``scheduled``.
+
+DynamoDB transaction limits: at most 100 actions, no two on the same item (Amazon DynamoDB
+Developer Guide, "Amazon DynamoDB Transactions: How it works"). A transaction that collides
+with another in flight fails with ``TransactionConflict``, which botocore does not retry: we
+retry it at most :data:`TRANSACTION_ATTEMPTS` times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from scheduled_posts import keys
+from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
+from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.errors import (
+    LimitExceededError,
+    PostNotFoundError,
+    ServiceError,
+    StateConflictError,
+    VersionConflictError,
+)
+from scheduled_posts.models.post import Attempt, Post, PostStatus
+from scheduled_posts.observability import logger
+
+#: Tries of one transaction when DynamoDB reports ``TransactionConflict``.
+TRANSACTION_ATTEMPTS = 3
+_ATTEMPT_PREFIX = "ATTEMPT#"
+_RELEASE_PREFIX = f"{keys.PENDING_SK}#RELEASED#"
+_KEY_ATTRIBUTES = frozenset({"pk", "sk"})
+
+
+class TransactionConflictError(ServiceError):
+    """A transaction kept colliding with others (``TransactionConflict``) after the retries."""
+
+    status = 409
+    title = "Conflict"
+
+
+@dataclass(frozen=True)
+class DueKeys:
+    """Where a post's due entry (and, when written, its late marker) live in ``DueIndexTable``."""
+
+    bucket: str
+    due: str
+    late_bucket: str | None
+
+
+def due_keys(post: Post, *, late: bool) -> DueKeys:
+    """The due-index keys of ``post`` (``late``: whether a late marker goes with the entry)."""
+    return DueKeys(
+        bucket=keys.due_bucket(post.publish_at, post.shard),
+        due=keys.order_key(post.publish_at, post.schedule_id),
+        late_bucket=keys.late_bucket(post.shard) if late else None,
+    )
+
+
+def _reasons(exc: ClientError) -> list[str]:
+    return [r.get("Code", "None") for r in exc.response.get("CancellationReasons") or []]
+
+
+def _is_cancelled(exc: ClientError) -> bool:
+    return exc.response["Error"]["Code"] == "TransactionCanceledException"
+
+
+@dataclass(frozen=True)
+class OwnerPage:
+    """One Query page of an owner's posts: ``last_key`` is the ``gsi1sk`` to resume after."""
+
+    posts: list[Post]
+    last_key: str | None
+
+
+class PostRepository:
+    """Posts, due entries, attempts and pending counters.
+
+    ``dynamodb`` is a boto3 DynamoDB resource (default: the process's, created lazily); its
+    ``meta.client`` runs transactions with plain Python values. ``misfire_grace_seconds`` sets
+    the due entries' TTL (``publish_at + MISFIRE_GRACE_SECONDS + 1 day``).
+    """
+
+    def __init__(
+        self,
+        *,
+        posts_table_name: str,
+        due_table_name: str,
+        misfire_grace_seconds: int = 86_400,
+        dynamodb: Any | None = None,
+    ) -> None:
+        self._posts_name = posts_table_name
+        self._due_name = due_table_name
+        self._dynamodb = dynamodb
+        # Entries stay until publish_at + MISFIRE_GRACE_SECONDS + 1 day (docs/data-model.md).
+        self._entry_lifetime_seconds = misfire_grace_seconds + 86_400
+
+    @property
+    def _resource(self) -> Any:
+        return self._dynamodb or dynamodb_resource()
+
+    @property
+    def posts_table(self) -> Any:
+        """The boto3 ``Table`` of ``PostsTable`` (for :func:`data.counters.release_pending`)."""
+        return self._resource.Table(self._posts_name)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, schedule_id: str) -> Post | None:
+        """The post (any owner), strongly consistent, or ``None``."""
+        item = self.posts_table.get_item(
+            Key={"pk": keys.post_pk(schedule_id), "sk": keys.POST_SK}, ConsistentRead=True
+        ).get("Item")
+        return Post.from_item(item) if item else None
+
+    def query_owner(
+        self,
+        owner: str,
+        *,
+        lower: str | None,
+        upper: str | None,
+        after: str | None,
+        status: PostStatus | None,
+        now: datetime,
+        limit: int,
+    ) -> OwnerPage:
+        """One page of ``owner``'s posts from GSI ``by_owner`` in ``(publish_at, schedule_id)``.
+
+        ``lower``/``upper`` bound ``gsi1sk`` inclusively; ``after`` is the ``gsi1sk`` of the
+        last item already returned (exclusive). Expired posts and, when ``status`` is given,
+        posts in another status are filtered out, so a page may hold fewer than ``limit`` posts.
+        Reads at most ``limit`` index items (Query ``Limit``).
+        """
+        condition = Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
+        if lower is not None and upper is not None:
+            condition &= Key("gsi1sk").between(lower, upper)
+        elif lower is not None:
+            condition &= Key("gsi1sk").gte(lower)
+        elif upper is not None:
+            condition &= Key("gsi1sk").lte(upper)
+        visible = Attr("expires_at").not_exists() | Attr("expires_at").gt(epoch_seconds(now))
+        if status is not None:
+            visible &= Attr("status").eq(status.value)
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_owner",
+            "KeyConditionExpression": condition,
+            "FilterExpression": visible,
+            "Limit": limit,
+        }
+        if after is not None:
+            schedule_id = after.split("#", 1)[1]
+            kwargs["ExclusiveStartKey"] = {
+                "gsi1pk": keys.owner_posts_gsi_pk(owner),
+                "gsi1sk": after,
+                "pk": keys.post_pk(schedule_id),
+                "sk": keys.POST_SK,
+            }
+        page = self.posts_table.query(**kwargs)
+        last = page.get("LastEvaluatedKey")
+        return OwnerPage(
+            posts=[Post.from_item(item) for item in page.get("Items", [])],
+            last_key=last["gsi1sk"] if last else None,
+        )
+
+    def list_attempts(self, schedule_id: str, *, now: datetime) -> list[Attempt]:
+        """Every unexpired attempt row of a post, in start order (one paginated Query)."""
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(keys.post_pk(schedule_id))
+            & Key("sk").begins_with(_ATTEMPT_PREFIX),
+            "ConsistentRead": True,
+        }
+        attempts: list[Attempt] = []
+        while True:
+            page = self.posts_table.query(**kwargs)
+            for item in page.get("Items", []):
+                expires = item.get("expires_at")
+                if expires is not None and int(expires) <= now.timestamp():
+                    continue
+                attempts.append(_attempt_from_item(item))
+            if "LastEvaluatedKey" not in page:
+                return attempts
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    # ----------------------------------------------------------------- writes
+
+    def create(self, post: Post, *, late: bool, max_pending: int) -> None:
+        """Write a new post, its due entry, its late marker (when ``late``) and count it.
+
+        One transaction; the pending counter is ``ADD pending 1`` under
+        ``attribute_not_exists(pending) OR pending < :max``. When that condition fails, the
+        release shards are folded in and the transaction is tried once more.
+
+        Raises
+        ------
+        LimitExceededError
+            When the owner already has ``max_pending`` posts ``scheduled``.
+        """
+        for attempt in (1, 2):
+            try:
+                self._transact(self._create_items(post, late=late, max_pending=max_pending))
+                return
+            except ClientError as exc:
+                reasons = _reasons(exc)
+                if not (_is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
+                    raise
+                if attempt == 1 and self.fold_releases(post.owner) > 0:
+                    continue
+                raise LimitExceededError(
+                    f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "
+                    "cancel one or wait until one is published"
+                ) from exc
+
+    def replace(self, old: Post, new: Post, *, old_late: bool, new_late: bool) -> None:
+        """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
+
+        The post's update is conditioned on ``status = scheduled AND version = old.version``.
+        The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
+        is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
+
+        Raises
+        ------
+        PostNotFoundError, StateConflictError, VersionConflictError
+            When the condition failed: the post was re-read and is gone, is no longer
+            ``scheduled``, or has another version.
+        """
+        try:
+            self._transact(self._replace_items(old, new, old_late=old_late, new_late=new_late))
+        except ClientError as exc:
+            if _is_cancelled(exc) and _reasons(exc)[:1] == ["ConditionalCheckFailed"]:
+                raise self._conflict_for(old) from exc
+            raise
+
+    def fold_releases(self, owner: str) -> int:
+        """Fold the owner's release shards into ``PENDING.pending``; returns how many folded.
+
+        For each release item with ``released = x > 0``: one transaction
+        ``released -= x`` (if ``released >= x``) and ``pending -= x``. A shard that changed
+        meanwhile is skipped (the next fold takes it).
+        """
+        table = self.posts_table
+        page = table.query(
+            KeyConditionExpression=Key("pk").eq(keys.owner_pk(owner))
+            & Key("sk").begins_with(_RELEASE_PREFIX),
+            ConsistentRead=True,
+        )
+        folded = 0
+        for item in page.get("Items", []):
+            released = int(item.get("released", 0))
+            if released <= 0:
+                continue
+            try:
+                self._transact(
+                    [
+                        {
+                            "Update": {
+                                "TableName": self._posts_name,
+                                "Key": {"pk": item["pk"], "sk": item["sk"]},
+                                "UpdateExpression": "SET released = released - :x",
+                                "ConditionExpression": "released >= :x",
+                                "ExpressionAttributeValues": {":x": released},
+                            }
+                        },
+                        {
+                            "Update": {
+                                "TableName": self._posts_name,
+                                "Key": {"pk": keys.owner_pk(owner), "sk": keys.PENDING_SK},
+                                "UpdateExpression": "ADD pending :minus",
+                                "ExpressionAttributeValues": {":minus": -released},
+                            }
+                        },
+                    ]
+                )
+                folded += released
+            except ClientError as exc:
+                if not _is_cancelled(exc):
+                    raise
+                logger.info("pending fold skipped", extra={"owner_shard": item["sk"]})
+        return folded
+
+    def pending_count(self, owner: str) -> int:
+        """``PENDING.pending`` minus every release shard: the owner's ``scheduled`` posts."""
+        page = self.posts_table.query(
+            KeyConditionExpression=Key("pk").eq(keys.owner_pk(owner))
+            & Key("sk").begins_with(keys.PENDING_SK),
+            ConsistentRead=True,
+        )
+        total = 0
+        for item in page.get("Items", []):
+            if item["sk"] == keys.PENDING_SK:
+                total += int(item.get("pending", 0))
+            else:
+                total -= int(item.get("released", 0))
+        return total
+
+    # -------------------------------------------------------------- internals
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        client = self._resource.meta.client
+        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+            try:
+                client.transact_write_items(TransactItems=items)
+                return
+            except ClientError as exc:
+                if (
+                    _is_cancelled(exc)
+                    and "TransactionConflict" in _reasons(exc)
+                    and "ConditionalCheckFailed" not in _reasons(exc)
+                ):
+                    if attempt < TRANSACTION_ATTEMPTS:
+                        continue
+                    raise TransactionConflictError(
+                        "the post is being changed by another request; try again"
+                    ) from exc
+                raise
+
+    def _entry_item(self, post: Post, bucket: str, due: str) -> dict[str, Any]:
+        return {
+            "bucket": bucket,
+            "due": due,
+            "schedule_id": post.schedule_id,
+            "publish_at": format_instant(post.publish_at),
+            "version": post.version,
+            "shard": post.shard,
+            "expires_at": epoch_seconds(post.publish_at) + self._entry_lifetime_seconds,
+        }
+
+    def _put_entry_items(self, post: Post, *, late: bool) -> list[dict[str, Any]]:
+        where = due_keys(post, late=late)
+        items = [
+            {
+                "Put": {
+                    "TableName": self._due_name,
+                    "Item": self._entry_item(post, where.bucket, where.due),
+                }
+            }
+        ]
+        if where.late_bucket is not None:
+            marker = self._entry_item(post, where.late_bucket, where.due)
+            marker["entry_bucket"] = where.bucket
+            items.append({"Put": {"TableName": self._due_name, "Item": marker}})
+        return items
+
+    def _create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "Put": {
+                    "TableName": self._posts_name,
+                    "Item": post.to_item(),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            *self._put_entry_items(post, late=late),
+            {
+                "Update": {
+                    "TableName": self._posts_name,
+                    "Key": {"pk": keys.owner_pk(post.owner), "sk": keys.PENDING_SK},
+                    "UpdateExpression": "ADD pending :one",
+                    "ConditionExpression": "attribute_not_exists(pending) OR pending < :max",
+                    "ExpressionAttributeValues": {":one": 1, ":max": max_pending},
+                }
+            },
+        ]
+
+    def _replace_items(
+        self, old: Post, new: Post, *, old_late: bool, new_late: bool
+    ) -> list[dict[str, Any]]:
+        item = new.to_item()
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {
+            ":scheduled": PostStatus.SCHEDULED.value,
+            ":expected": old.version,
+        }
+        sets = []
+        for index, (name, value) in enumerate(sorted(item.items())):
+            if name in _KEY_ATTRIBUTES:
+                continue
+            names[f"#a{index}"] = name
+            values[f":a{index}"] = value
+            sets.append(f"#a{index} = :a{index}")
+        names["#status"] = "status"
+        names["#version"] = "version"
+        actions: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self._posts_name,
+                    "Key": {"pk": keys.post_pk(old.schedule_id), "sk": keys.POST_SK},
+                    "UpdateExpression": "SET " + ", ".join(sets),
+                    "ConditionExpression": "#status = :scheduled AND #version = :expected",
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        ]
+        old_where = due_keys(old, late=old_late)
+        new_where = due_keys(new, late=new_late) if new.status == PostStatus.SCHEDULED else None
+        new_keys: set[tuple[str, str]] = set()
+        if new_where is not None:
+            puts = self._put_entry_items(new, late=new_late)
+            new_keys = {(p["Put"]["Item"]["bucket"], p["Put"]["Item"]["due"]) for p in puts}
+        old_keys = [(old_where.bucket, old_where.due)]
+        if old_where.late_bucket is not None:
+            old_keys.append((old_where.late_bucket, old_where.due))
+        for bucket, due in old_keys:
+            if (bucket, due) not in new_keys:  # a Put on the same key replaces it
+                actions.append(
+                    {"Delete": {"TableName": self._due_name, "Key": {"bucket": bucket, "due": due}}}
+                )
+        if new_where is not None:
+            actions.extend(puts)
+        return actions
+
+    def _conflict_for(self, old: Post) -> ServiceError:
+        current = self.get(old.schedule_id)
+        if current is None or current.owner != old.owner:
+            return PostNotFoundError("scheduled post not found")
+        if current.status != PostStatus.SCHEDULED:
+            return StateConflictError(
+                f"the post is {current.status.value}; only a scheduled post can be changed"
+            )
+        return VersionConflictError(
+            f"the post changed meanwhile (version {current.version}, expected {old.version})"
+        )
+
+
+def _attempt_from_item(item: dict[str, Any]) -> Attempt:
+    finished = item.get("finished_at")
+    http_status = item.get("http_status")
+    return Attempt(
+        channel_id=item["channel_id"],
+        attempt=int(item["attempt"]),
+        started_at=instant_from_storage(item["started_at"]),
+        finished_at=instant_from_storage(finished) if finished else None,
+        outcome=item["outcome"],
+        http_status=int(http_status) if http_status is not None else None,
+        error=item.get("error"),
+        lag_seconds=float(item["lag_seconds"]) if item.get("lag_seconds") is not None else None,
+    )

@@ -1,0 +1,430 @@
+"""Scheduled posts: create, read, list, edit, cancel, attempt history (issue 2).
+
+Every function receives its collaborators in a :class:`PostDeps` (repositories, settings, clock,
+promoter), so tests swap any of them. Rules:
+
+* ``publish_at`` is not in the past and at most ``MAX_SCHEDULE_AHEAD_DAYS`` ahead, to the
+  second; channels must be the caller's. Failures are 422 (:class:`ValidationFailedError`).
+* Another user's post is a 404, like a missing or expired one.
+* Edit and cancel apply only to a ``scheduled`` post (409 otherwise); a stale ``If-Match`` is a
+  412 (RFC 9110 section 13.1.1), and 409 wins over 412.
+* After a create or edit whose ``publish_at <= now + LOOKAHEAD_SECONDS`` the post is promoted at
+  once (best effort): a promotion failure is logged and the request still succeeds, since the
+  late marker makes the next sweep send it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from scheduled_posts import keys
+from scheduled_posts.clock import Clock, epoch_seconds, format_instant, parse_instant
+from scheduled_posts.data.channels import ChannelRepository
+from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.errors import (
+    PostNotFoundError,
+    StateConflictError,
+    ValidationFailedError,
+    VersionConflictError,
+)
+from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
+from scheduled_posts.models.api import PostCreate, PostPatch
+from scheduled_posts.models.messages import DueEntry
+from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
+from scheduled_posts.observability import logger
+from scheduled_posts.settings import Settings
+
+#: Sends a due entry to the dispatch queue now (``logic.promotion.make_promoter``).
+Promoter = Callable[[DueEntry], None]
+#: Tries of an edit or cancel without ``If-Match`` that lost a race to another edit.
+WRITE_ATTEMPTS = 3
+_ETAG = re.compile(r'^(?:W/)?"(\d{1,18})"$|^(\d{1,18})$')
+_ONE_MS = timedelta(milliseconds=1)
+
+
+@dataclass(frozen=True)
+class PostDeps:
+    """Collaborators of the post logic."""
+
+    posts: PostRepository
+    channels: ChannelRepository
+    settings: Settings
+    clock: Clock
+    promoter: Promoter | None = None
+
+
+@dataclass(frozen=True)
+class PostListPage:
+    """A page of posts; ``next_cursor`` is ``None`` only at the end of the list."""
+
+    posts: list[Post]
+    next_cursor: str | None
+
+
+def parse_if_match(value: str | None) -> int | None:
+    """The version an ``If-Match`` header names: ``None`` when absent or ``*``.
+
+    An unparseable value matches no version (RFC 9110 section 13.1.1): it gives ``-1``, so the
+    request fails with 412.
+    """
+    if value is None or value.strip() == "*":
+        return None
+    match = _ETAG.match(value.strip())
+    if match is None:
+        return -1
+    return int(match.group(1) or match.group(2))
+
+
+def etag(post: Post) -> str:
+    """The ``ETag`` of a post: its version, quoted (RFC 9110 section 8.8.3)."""
+    return f'"{post.version}"'
+
+
+def _late_horizon(now: datetime, settings: Settings) -> datetime:
+    return now + timedelta(seconds=settings.LOOKAHEAD_SECONDS + keys.LATE_MARGIN_SECONDS)
+
+
+def _needs_marker(publish_at: datetime, now: datetime, settings: Settings) -> bool:
+    return publish_at <= _late_horizon(now, settings)
+
+
+def _error(loc: list[Any], msg: str, kind: str) -> dict[str, Any]:
+    return {"loc": loc, "msg": msg, "type": kind}
+
+
+def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
+    loc = ["body", "publish_at"]
+    if publish_at < now:
+        return [_error(loc, "must not be in the past", "publish_at_past")]
+    horizon = now + timedelta(days=settings.MAX_SCHEDULE_AHEAD_DAYS)
+    if publish_at > horizon:
+        return [
+            _error(
+                loc,
+                f"must be at most {settings.MAX_SCHEDULE_AHEAD_DAYS} days ahead "
+                "(MAX_SCHEDULE_AHEAD_DAYS)",
+                "publish_at_too_far",
+            )
+        ]
+    return []
+
+
+def _channel_errors(owner: str, channel_ids: list[str], deps: PostDeps) -> list[dict]:
+    found = deps.channels.existing_ids(owner, channel_ids)
+    return [
+        _error(["body", "channel_ids", index], "no such channel", "channel_not_found")
+        for index, channel_id in enumerate(channel_ids)
+        if channel_id not in found
+    ]
+
+
+def _raise_if(errors: list[dict]) -> None:
+    if errors:
+        raise ValidationFailedError("the request is not valid", errors)
+
+
+def _with_due_keys(post: Post) -> Post:
+    post.due_bucket = keys.due_bucket(post.publish_at, post.shard)
+    post.due_sk = keys.order_key(post.publish_at, post.schedule_id)
+    return post
+
+
+def _promote(post: Post, now: datetime, deps: PostDeps) -> None:
+    if deps.promoter is None:
+        return
+    if post.publish_at > now + timedelta(seconds=deps.settings.LOOKAHEAD_SECONDS):
+        return
+    entry = DueEntry(
+        bucket=keys.due_bucket(post.publish_at, post.shard),
+        due=keys.order_key(post.publish_at, post.schedule_id),
+        schedule_id=post.schedule_id,
+        publish_at=post.publish_at,
+        version=post.version,
+        shard=post.shard,
+    )
+    try:
+        deps.promoter(entry)
+    except Exception:  # best effort: the late marker makes the next sweep send it
+        logger.exception("promotion failed", extra={"schedule_id": post.schedule_id})
+
+
+def _owned(owner: str, schedule_id: str, deps: PostDeps, now: datetime) -> Post:
+    post = deps.posts.get(schedule_id)
+    if post is None or post.owner != owner or post.is_expired(now):
+        raise PostNotFoundError("scheduled post not found")
+    return post
+
+
+def create_post(request: PostCreate, *, owner: str, deps: PostDeps) -> Post:
+    """Create a ``scheduled`` post (version 1) with one delivery per channel.
+
+    Writes the post, its due entry, a late marker when due within the lookahead plus
+    ``LATE_MARGIN_SECONDS``, and the pending counter in one transaction.
+
+    Raises
+    ------
+    ValidationFailedError
+        ``publish_at`` in the past or too far ahead; a channel that is not the caller's.
+    LimitExceededError
+        The caller already has ``MAX_PENDING_POSTS`` posts ``scheduled``.
+    """
+    settings, now = deps.settings, deps.clock.now()
+    _raise_if(
+        _publish_at_errors(request.publish_at, now, settings)
+        + _channel_errors(owner, request.channel_ids, deps)
+    )
+    schedule_id = str(uuid.uuid4())
+    post = _with_due_keys(
+        Post(
+            schedule_id=schedule_id,
+            owner=owner,
+            status=PostStatus.SCHEDULED,
+            content=request.content,
+            media_ids=list(request.media_ids),
+            publish_at=request.publish_at,
+            channel_ids=list(request.channel_ids),
+            deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
+            version=1,
+            created_at=now,
+            updated_at=now,
+            shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
+        )
+    )
+    deps.posts.create(
+        post,
+        late=_needs_marker(post.publish_at, now, settings),
+        max_pending=settings.MAX_PENDING_POSTS,
+    )
+    logger.info(
+        "post scheduled",
+        extra={"schedule_id": schedule_id, "publish_at": format_instant(post.publish_at)},
+    )
+    _promote(post, now, deps)
+    return post
+
+
+def get_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
+    """The caller's post.
+
+    Raises
+    ------
+    PostNotFoundError
+        Missing, another user's, or past its retention.
+    """
+    return _owned(owner, schedule_id, deps, deps.clock.now())
+
+
+def list_attempts(owner: str, schedule_id: str, *, deps: PostDeps) -> list[Attempt]:
+    """The delivery attempts of the caller's post, in start order.
+
+    Raises
+    ------
+    PostNotFoundError
+        Missing, another user's, or past its retention.
+    """
+    now = deps.clock.now()
+    _owned(owner, schedule_id, deps, now)
+    return deps.posts.list_attempts(schedule_id, now=now)
+
+
+def _parse_bound(value: str | None, name: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        raise ValidationFailedError(
+            "the request is not valid",
+            [_error(["query", name], str(exc), "datetime_from_rfc3339")],
+        ) from exc
+
+
+def list_posts(
+    owner: str,
+    *,
+    status: PostStatus | None,
+    from_: str | None,
+    to: str | None,
+    limit: int,
+    cursor: str | None,
+    codec: CursorCodec,
+    deps: PostDeps,
+) -> PostListPage:
+    """The caller's posts ordered by ``(publish_at, schedule_id)``; ``from_`` inclusive, ``to``
+    exclusive, at most ``limit`` (1-100) per page.
+
+    Raises
+    ------
+    ValidationFailedError
+        ``from``/``to`` are not RFC 3339 instants with an offset.
+    InvalidCursorError
+        The cursor was forged, altered, issued to another user or for other filters.
+    """
+    start, end = _parse_bound(from_, "from"), _parse_bound(to, "to")
+    fingerprint = query_fingerprint(
+        status.value if status else None,
+        format_instant(start) if start else None,
+        format_instant(end) if end else None,
+    )
+    after = codec.decode(cursor, owner=owner, query=fingerprint) if cursor is not None else None
+    lower = format_instant(start) if start else None
+    upper = None
+    if end is not None:
+        try:
+            upper = f"{format_instant(end - _ONE_MS)}#{keys.SK_HIGH}"
+        except OverflowError:
+            return PostListPage(posts=[], next_cursor=None)
+    if lower is not None and upper is not None and lower > upper:
+        return PostListPage(posts=[], next_cursor=None)
+    page = deps.posts.query_owner(
+        owner,
+        lower=lower,
+        upper=upper,
+        after=after,
+        status=status,
+        now=deps.clock.now(),
+        limit=limit + 1,
+    )
+    posts, last_key = page.posts, page.last_key
+    if len(posts) > limit:
+        posts = posts[:limit]
+        last_key = keys.order_key(posts[-1].publish_at, posts[-1].schedule_id)
+    next_cursor = (
+        codec.encode(owner=owner, last_key=last_key, query=fingerprint) if last_key else None
+    )
+    return PostListPage(posts=posts, next_cursor=next_cursor)
+
+
+def update_post(
+    owner: str,
+    schedule_id: str,
+    patch: PostPatch,
+    *,
+    if_match: str | None,
+    deps: PostDeps,
+) -> Post:
+    """Edit a ``scheduled`` post: version + 1, its due entry moved in the same transaction.
+
+    Without ``If-Match`` a lost race with another edit is retried (at most
+    :data:`WRITE_ATTEMPTS` times) on the fresh version.
+
+    Raises
+    ------
+    PostNotFoundError
+        Missing, another user's, or past its retention.
+    StateConflictError
+        The post is not ``scheduled`` (409; checked before ``If-Match``).
+    VersionConflictError
+        ``If-Match`` does not name the current version (412).
+    ValidationFailedError
+        A new ``publish_at`` or channel breaks the create rules.
+    """
+    expected = parse_if_match(if_match)
+    settings = deps.settings
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        now = deps.clock.now()
+        post = _owned(owner, schedule_id, deps, now)
+        if post.status != PostStatus.SCHEDULED:
+            raise StateConflictError(
+                f"the post is {post.status.value}; only a scheduled post can be changed"
+            )
+        if expected is not None and expected != post.version:
+            raise VersionConflictError(
+                f"If-Match does not match the current version ({post.version})"
+            )
+        errors: list[dict] = []
+        if patch.publish_at is not None:
+            errors += _publish_at_errors(patch.publish_at, now, settings)
+        if patch.channel_ids is not None:
+            errors += _channel_errors(owner, patch.channel_ids, deps)
+        _raise_if(errors)
+        changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
+        for name in ("content", "media_ids", "publish_at"):
+            value = getattr(patch, name)
+            if value is not None:
+                changes[name] = value
+        if patch.channel_ids is not None:
+            changes["channel_ids"] = list(patch.channel_ids)
+            changes["deliveries"] = {
+                cid: post.deliveries.get(cid) or Delivery(channel_id=cid)
+                for cid in patch.channel_ids
+            }
+        new = _with_due_keys(post.model_copy(update=changes, deep=True))
+        try:
+            deps.posts.replace(
+                post,
+                new,
+                old_late=_needs_marker(post.publish_at, now, settings),
+                new_late=_needs_marker(new.publish_at, now, settings),
+            )
+        except VersionConflictError:
+            if expected is None and attempt < WRITE_ATTEMPTS:
+                continue
+            raise
+        logger.info("post edited", extra={"schedule_id": schedule_id, "version": new.version})
+        _promote(new, now, deps)
+        return new
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
+    """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released).
+
+    Cancelling a ``cancelled`` post returns it unchanged.
+
+    Raises
+    ------
+    PostNotFoundError
+        Missing, another user's, or past its retention.
+    StateConflictError
+        The post is in any state other than ``scheduled`` or ``cancelled`` (409).
+    """
+    settings = deps.settings
+    for attempt in range(1, WRITE_ATTEMPTS + 1):
+        now = deps.clock.now()
+        post = _owned(owner, schedule_id, deps, now)
+        if post.status == PostStatus.CANCELLED:
+            return post
+        if post.status != PostStatus.SCHEDULED:
+            raise StateConflictError(
+                f"the post is {post.status.value}; only a scheduled post can be cancelled"
+            )
+        deliveries = {
+            cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
+            for cid, d in post.deliveries.items()
+        }
+        new = post.model_copy(
+            update={
+                "status": PostStatus.CANCELLED,
+                "version": post.version + 1,
+                "updated_at": now,
+                "deliveries": deliveries,
+                "status_reason": "cancelled by its owner",
+                "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
+            },
+            deep=True,
+        )
+        try:
+            deps.posts.replace(
+                post,
+                new,
+                old_late=_needs_marker(post.publish_at, now, settings),
+                new_late=False,
+            )
+        except VersionConflictError:
+            if attempt < WRITE_ATTEMPTS:
+                continue
+            raise
+        try:
+            release_pending(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
+        except Exception:  # the counter over-counts (safe side); the reconciler repairs it
+            logger.exception("pending release failed", extra={"schedule_id": schedule_id})
+        logger.info("post cancelled", extra={"schedule_id": schedule_id})
+        return new
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,307 @@
+"""Request and response shapes of the scheduling API (issue 2), as pydantic v2 models.
+
+Requests are validated field by field (``StrictStr``/``StrictInt``: no silent coercion of
+``"5"`` into ``5``); a failure is a 422 problem with per-field ``errors``. Rules that need the
+clock, the settings or the database (``publish_at`` not in the past, channels of the caller)
+are checked by the logic, which raises :class:`scheduled_posts.errors.ValidationFailedError`
+with the same ``errors`` shape.
+
+Response models mirror the JSON shapes of issue 2 exactly; instants are
+``YYYY-MM-DDTHH:MM:SS.mmmZ`` strings (UTC, milliseconds).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    model_validator,
+)
+
+from scheduled_posts.clock import format_instant, parse_instant
+from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+
+#: Longest ``content``, in Unicode code points (issue 2).
+MAX_CONTENT_CODE_POINTS = 5000
+#: Most ``media_ids`` per post (issue 2).
+MAX_MEDIA_IDS = 10
+#: Most ``channel_ids`` per post (issue 2).
+MAX_CHANNELS_PER_POST = 10
+#: Ids the service generates are UUIDs; clients may only send ids of this shape.
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+class Platform(StrEnum):
+    """Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."""
+
+    WEBHOOK = "webhook"
+
+
+def _clean_text(value: str) -> str:
+    """Refuse strings DynamoDB or a receiver could choke on: NUL and lone surrogates."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from exc
+    return value
+
+
+def _content_rule(value: str) -> str:
+    _clean_text(value)
+    if not value.strip():
+        raise ValueError("must not be blank")
+    if len(value) > MAX_CONTENT_CODE_POINTS:
+        raise ValueError(f"must be at most {MAX_CONTENT_CODE_POINTS} characters (code points)")
+    return value
+
+
+def _not_blank(value: str) -> str:
+    _clean_text(value)
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+def _parse_publish_at(value: Any) -> datetime:
+    """RFC 3339 with an explicit offset -> aware UTC, rounded up to the millisecond."""
+    if not isinstance(value, str):
+        raise ValueError("must be an RFC 3339 date-time string with an offset")
+    if len(value) > 64:
+        raise ValueError("is too long for an RFC 3339 date-time")
+    return parse_instant(value)
+
+
+def _distinct(values: list[str]) -> list[str]:
+    if len(set(values)) != len(values):
+        raise ValueError("must not contain duplicates")
+    return values
+
+
+Id = Annotated[StrictStr, StringConstraints(pattern=ID_PATTERN)]
+Content = Annotated[
+    StrictStr,
+    Field(min_length=1, description="1 to 5,000 Unicode code points, not blank"),
+    AfterValidator(_content_rule),
+]
+MediaId = Annotated[StrictStr, Field(min_length=1, max_length=256), AfterValidator(_clean_text)]
+MediaIds = Annotated[list[MediaId], Field(max_length=MAX_MEDIA_IDS)]
+ChannelIds = Annotated[
+    list[Id],
+    Field(min_length=1, max_length=MAX_CHANNELS_PER_POST),
+    AfterValidator(_distinct),
+]
+PublishAt = Annotated[
+    datetime,
+    BeforeValidator(_parse_publish_at),
+    Field(
+        description="RFC 3339 date-time with an explicit offset (Z or +hh:mm); stored in UTC, "
+        "rounded up to the millisecond"
+    ),
+]
+
+
+class ChannelCreate(BaseModel):
+    """``POST /v1/channels`` body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    platform: Platform
+    name: Annotated[
+        StrictStr,
+        Field(min_length=1, max_length=100),
+        AfterValidator(_not_blank),
+    ]
+    url: Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+    rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
+
+
+class ChannelOut(BaseModel):
+    """A channel as ``GET`` shows it: never the signing secret."""
+
+    channel_id: str
+    platform: str
+    name: str
+    url: str
+    rate_limit_per_minute: int | None
+    created_at: str
+
+    @classmethod
+    def of(cls, channel: Channel) -> ChannelOut:
+        return cls(
+            channel_id=channel.channel_id,
+            platform=channel.platform,
+            name=channel.name,
+            url=channel.url,
+            rate_limit_per_minute=channel.rate_limit_per_minute,
+            created_at=format_instant(channel.created_at),
+        )
+
+
+class ChannelCreated(ChannelOut):
+    """``POST /v1/channels`` 201 body: the only response that carries ``signing_secret``."""
+
+    signing_secret: str
+
+    @classmethod
+    def of_new(cls, channel: Channel) -> ChannelCreated:
+        return cls(**ChannelOut.of(channel).model_dump(), signing_secret=channel.signing_secret)
+
+
+class ChannelList(BaseModel):
+    """``GET /v1/channels`` body: every channel of the caller."""
+
+    items: list[ChannelOut]
+
+
+class PostCreate(BaseModel):
+    """``POST /v1/scheduled-posts`` body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Content
+    media_ids: MediaIds = Field(default_factory=list)
+    publish_at: PublishAt
+    channel_ids: ChannelIds
+
+
+class PostPatch(BaseModel):
+    """``PATCH /v1/scheduled-posts/{schedule_id}`` body: at least one field, none ``null``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Content | None = None
+    media_ids: MediaIds | None = None
+    publish_at: PublishAt | None = None
+    channel_ids: ChannelIds | None = None
+
+    @model_validator(mode="after")
+    def _at_least_one_not_null(self) -> PostPatch:
+        if not self.model_fields_set:
+            raise ValueError("give at least one of content, media_ids, publish_at, channel_ids")
+        nulls = [name for name in self.model_fields_set if getattr(self, name) is None]
+        if nulls:
+            raise ValueError(f"may not be null: {', '.join(sorted(nulls))}")
+        return self
+
+
+class DeliveryOut(BaseModel):
+    """One channel's delivery state; ``attempts`` is a count."""
+
+    channel_id: str
+    status: str
+    attempts: int
+    remote_id: str | None
+    published_at: str | None
+    last_error: str | None
+
+    @classmethod
+    def of(cls, delivery: Delivery) -> DeliveryOut:
+        return cls(
+            channel_id=delivery.channel_id,
+            status=delivery.status.value,
+            attempts=delivery.attempts,
+            remote_id=delivery.remote_id,
+            published_at=_opt(delivery.published_at),
+            last_error=delivery.last_error,
+        )
+
+
+def _opt(value: datetime | None) -> str | None:
+    return format_instant(value) if value is not None else None
+
+
+class PostOut(BaseModel):
+    """A post as every post endpoint returns it (issue 2's shape)."""
+
+    schedule_id: str
+    status: str
+    content: str
+    media_ids: list[str]
+    publish_at: str
+    channel_ids: list[str]
+    deliveries: list[DeliveryOut]
+    version: int
+    created_at: str
+    updated_at: str
+    published_at: str | None
+    publish_lag_seconds: float | None
+
+    @classmethod
+    def of(cls, post: Post) -> PostOut:
+        deliveries = [
+            DeliveryOut.of(post.deliveries.get(cid) or Delivery(channel_id=cid))
+            for cid in post.channel_ids
+        ]
+        return cls(
+            schedule_id=post.schedule_id,
+            status=post.status.value,
+            content=post.content,
+            media_ids=list(post.media_ids),
+            publish_at=format_instant(post.publish_at),
+            channel_ids=list(post.channel_ids),
+            deliveries=deliveries,
+            version=post.version,
+            created_at=format_instant(post.created_at),
+            updated_at=format_instant(post.updated_at),
+            published_at=_opt(post.published_at),
+            publish_lag_seconds=post.publish_lag_seconds,
+        )
+
+
+class PostPage(BaseModel):
+    """``GET /v1/scheduled-posts`` body. Only ``next_cursor: null`` ends the list."""
+
+    items: list[PostOut]
+    next_cursor: str | None
+
+
+class AttemptOut(BaseModel):
+    """One delivery try: channel, attempt number, started/finished, outcome, HTTP status, error."""
+
+    channel_id: str
+    attempt: int
+    started_at: str
+    finished_at: str | None
+    outcome: str
+    http_status: int | None
+    error: str | None
+
+    @classmethod
+    def of(cls, attempt: Attempt) -> AttemptOut:
+        return cls(
+            channel_id=attempt.channel_id,
+            attempt=attempt.attempt,
+            started_at=format_instant(attempt.started_at),
+            finished_at=_opt(attempt.finished_at),
+            outcome=attempt.outcome,
+            http_status=attempt.http_status,
+            error=attempt.error,
+        )
+
+
+class AttemptList(BaseModel):
+    """``GET /v1/scheduled-posts/{schedule_id}/attempts`` body, in start order."""
+
+    items: list[AttemptOut]
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem details body (``application/problem+json``)."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    errors: list[dict[str, Any]] | None = None
