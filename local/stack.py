@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from typing import Any
 
@@ -219,3 +220,5 @@ def configure_logging() -> None:
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     quiet_request_logs()
+    # Metrics are off locally (POWERTOOLS_METRICS_DISABLED); Powertools still warns per flush.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")

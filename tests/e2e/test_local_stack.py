@@ -1,0 +1,268 @@
+"""End to end: the local stack in a subprocess, real HTTP in, real webhooks out on loopback.
+
+The embedded AWS runs in its own process (``python -m local aws``) for the whole module, so a
+test can restart the service processes while it keeps its state. Settings are shrunk through
+the environment (1 s sweeps, a 4 s lookahead) so that both the API's promotion and the
+sweeper's path are exercised within seconds. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local.client import ApiClient
+from local.config import LocalConfig
+from local.receiver import Receiver
+from local.token import make_token
+from scheduled_posts.clock import format_instant, parse_instant
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+JWT_SECRET = "e2e-secret-long-enough-for-hs256-signing"
+TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
+START_TIMEOUT = 60.0
+STOP_TIMEOUT = 10.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
+    env.update(
+        PYTHONPATH=f"{ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{ROOT}",
+        LOCAL_JWT_SECRET=JWT_SECRET,
+        SWEEP_INTERVAL_SECONDS="1",
+        LOOKAHEAD_SECONDS="4",
+        WATCHDOG_INTERVAL_SECONDS="2",
+        RECONCILE_INTERVAL_SECONDS="5",
+        LEASE_SECONDS="10",
+        RETRY_BASE_SECONDS="1",
+        RETRY_CAP_SECONDS="2",
+        WORKER_TIMEOUT_SECONDS="20",
+        POLL_WAIT_SECONDS="1",
+        **extra,
+    )
+    return env
+
+
+class StackProcess:
+    """``python -m local run`` in a subprocess; its stdout lines are collected by a thread."""
+
+    def __init__(self, aws_port: int, api_port: int) -> None:
+        self.api_port = api_port
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "local", "run"],
+            cwd=ROOT,
+            env=_env(AWS_PORT=str(aws_port), API_PORT=str(api_port)),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.rstrip())
+            self.lines.put(line.rstrip())
+
+    def wait_ready(self) -> str:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            if line.startswith("API ready at "):
+                return line.removeprefix("API ready at ")
+        self.stop()
+        raise AssertionError("the stack did not start:\n" + "\n".join(self.output[-40:]))
+
+    def stop(self) -> float:
+        """SIGTERM, then wait; returns the seconds it took (kills after STOP_TIMEOUT)."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=STOP_TIMEOUT)
+        return time.monotonic() - started
+
+
+@pytest.fixture(scope="module")
+def aws_port() -> Iterator[int]:
+    """An embedded AWS in its own process for the module (outlives stack restarts)."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "local", "aws", "--port", str(port)],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.2)
+    yield port
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    rcv = Receiver().start()
+    yield rcv
+    rcv.stop()
+
+
+@pytest.fixture
+def stack(aws_port: int) -> Iterator[StackProcess]:
+    process = StackProcess(aws_port, _free_port())
+    process.wait_ready()
+    yield process
+    process.stop()
+
+
+def _client(port: int, user: str) -> ApiClient:
+    return ApiClient(
+        f"http://127.0.0.1:{port}", make_token(user, LocalConfig(jwt_secret=JWT_SECRET))
+    )
+
+
+def _channel(client: ApiClient, receiver: Receiver) -> str:
+    reply = client.request(
+        "POST", "/v1/channels", {"platform": "webhook", "name": "e2e", "url": receiver.url}
+    )
+    assert reply.status == 201, reply.body
+    receiver.secret = reply.body["signing_secret"]
+    return str(reply.body["channel_id"])
+
+
+def _schedule(client: ApiClient, channel_id: str, publish_at: datetime, content: str) -> dict:
+    reply = client.request(
+        "POST",
+        "/v1/scheduled-posts",
+        {
+            "content": content,
+            "media_ids": [],
+            "publish_at": format_instant(publish_at),
+            "channel_ids": [channel_id],
+        },
+    )
+    assert reply.status == 201, reply.body
+    return dict(reply.body)
+
+
+def _wait_terminal(client: ApiClient, ids: list[str], timeout: float) -> dict[str, dict]:
+    """GET each post until all are terminal or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    final: dict[str, dict[str, Any]] = {}
+    while time.monotonic() < deadline and len(final) < len(ids):
+        for sid in ids:
+            if sid not in final:
+                reply = client.request("GET", f"/v1/scheduled-posts/{sid}")
+                if reply.status == 200 and reply.body["status"] in TERMINAL:
+                    final[sid] = reply.body
+        time.sleep(0.5)
+    return final
+
+
+def _whole_second(seconds: float) -> datetime:
+    now = datetime.now(UTC)
+    return now.replace(microsecond=0) + timedelta(seconds=seconds + 1)
+
+
+def test_local_stack_posts_published_exactly_once_never_early_with_edit_and_cancel(
+    stack: StackProcess, receiver: Receiver
+) -> None:
+    client = _client(stack.api_port, "e2e-alice")
+    channel_id = _channel(client, receiver)
+    same_second = _whole_second(6)
+    burst = [_schedule(client, channel_id, same_second, f"burst {n}") for n in range(5)]
+    swept = [_schedule(client, channel_id, _whole_second(9 + n), f"swept {n}") for n in range(3)]
+    edited = _schedule(client, channel_id, _whole_second(7), "before the edit")
+    cancelled = _schedule(client, channel_id, _whole_second(8), "never delivered")
+    new_time = _whole_second(11)
+    patch = client.request(
+        "PATCH",
+        f"/v1/scheduled-posts/{edited['schedule_id']}",
+        {"content": "after the edit", "publish_at": format_instant(new_time)},
+        headers={"if-match": f'"{edited["version"]}"'},
+    )
+    assert patch.status == 200, patch.body
+    assert client.request("DELETE", f"/v1/scheduled-posts/{cancelled['schedule_id']}").status == 200
+
+    delivered_ids = [p["schedule_id"] for p in [*burst, *swept, edited]]
+    final = _wait_terminal(client, [*delivered_ids, cancelled["schedule_id"]], timeout=45)
+    time.sleep(2.0)  # a short window for any duplicate to arrive
+
+    deliveries = receiver.snapshot()
+    counts = Counter(d.schedule_id for d in deliveries)
+    assert {sid: counts[sid] for sid in delivered_ids} == dict.fromkeys(delivered_ids, 1)
+    assert receiver.resends == 0 and receiver.rejected == 0
+    assert counts[cancelled["schedule_id"]] == 0
+    assert [
+        d for d in deliveries if parse_instant(d.received_at) < parse_instant(d.publish_at)
+    ] == []
+    edit = next(d for d in deliveries if d.schedule_id == edited["schedule_id"])
+    assert (edit.content, parse_instant(edit.publish_at)) == ("after the edit", new_time)
+    assert {sid: final.get(sid, {}).get("status") for sid in delivered_ids} == dict.fromkeys(
+        delivered_ids, "published"
+    )
+    assert final[cancelled["schedule_id"]]["status"] == "cancelled"
+
+
+def test_local_stack_restart_while_aws_keeps_running_loses_and_duplicates_nothing(
+    aws_port: int, receiver: Receiver
+) -> None:
+    api_port = _free_port()
+    first = StackProcess(aws_port, api_port)
+    first.wait_ready()
+    client = _client(api_port, "e2e-bob")
+    channel_id = _channel(client, receiver)
+    posts = [_schedule(client, channel_id, _whole_second(3), "promoted")]
+    posts += [_schedule(client, channel_id, _whole_second(8 + n), f"swept {n}") for n in range(3)]
+    assert first.stop() < STOP_TIMEOUT
+
+    second = StackProcess(aws_port, api_port)
+    try:
+        second.wait_ready()
+        ids = [p["schedule_id"] for p in posts]
+        final = _wait_terminal(client, ids, timeout=45)
+        time.sleep(2.0)
+    finally:
+        second.stop()
+    counts = Counter(d.schedule_id for d in receiver.snapshot())
+    assert {sid: counts[sid] for sid in ids} == dict.fromkeys(ids, 1)
+    assert {sid: final.get(sid, {}).get("status") for sid in ids} == dict.fromkeys(ids, "published")
