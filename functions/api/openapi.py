@@ -35,4 +35,4 @@ def openapi_document() -> str:
 
 
 if __name__ == "__main__":
-    print(openapi_document(), end="")  # noqa: T201
+    print(openapi_document(), end="")

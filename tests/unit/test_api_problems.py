@@ -1,0 +1,42 @@
+"""problem+json mapping and small API helpers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scheduled_posts.errors import LimitExceededError, ValidationFailedError
+from scheduled_posts.logic.posts import parse_if_match
+from scheduled_posts.problems import clean_errors, from_service_error
+
+
+def test_clean_errors_drops_input_and_context() -> None:
+    raw = [{"loc": ("body", "x"), "msg": "bad", "type": "t", "input": "secret", "ctx": {"e": 1}}]
+    assert clean_errors(raw) == [{"loc": ["body", "x"], "msg": "bad", "type": "t"}]
+
+
+def test_from_service_error_limit_is_429_problem() -> None:
+    response = from_service_error(LimitExceededError("too many"))
+    body = json.loads(response.body)
+    assert (response.status_code, response.content_type) == (429, "application/problem+json")
+    assert body == {
+        "type": "/problems/limit-exceeded",
+        "title": "Limit exceeded",
+        "status": 429,
+        "detail": "too many",
+    }
+
+
+def test_from_service_error_validation_carries_errors() -> None:
+    error = ValidationFailedError("bad", [{"loc": ["body", "url"], "msg": "m", "type": "t"}])
+    body = json.loads(from_service_error(error).body)
+    assert body["errors"] == [{"loc": ["body", "url"], "msg": "m", "type": "t"}]
+
+
+@pytest.mark.parametrize(
+    ("header", "version"),
+    [(None, None), ("*", None), ('"3"', 3), ('W/"4"', 4), ("5", 5), ("abc", -1), ('"x"', -1)],
+)
+def test_parse_if_match_reads_the_version(header: str | None, version: int | None) -> None:
+    assert parse_if_match(header) == version
