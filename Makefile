@@ -9,6 +9,14 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .PHONY: help venv venv-local lint typecheck format test unit openapi clean
 
+# The CDK CLI from npm, pinned, in a project-local folder (make cdk-cli). No global install.
+CDK_VERSION := 2.1148.1
+CDK_DIR := .cdk
+CDK := $(CDK_DIR)/node_modules/.bin/cdk
+# Synth must work with no AWS account: no credentials, no metadata service, no notices.
+CDK_ENV := env -u AWS_PROFILE -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN \
+	AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_CLI_TELEMETRY=true
+
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -51,11 +59,24 @@ format: venv ## Apply ruff's fixes and formatting
 unit: venv ## The test suite only
 	$(BIN)/pytest -q
 
-test: venv lint typecheck ## What CI runs: lint, types, the whole test suite, infra checks
+test: venv lint typecheck synth ## What CI runs: lint, types, the whole test suite, infra checks
 	$(BIN)/pytest -q
 
 openapi: venv ## Write openapi.json from the API's code
 	$(PY) -m functions.api.openapi > openapi.json
+
+$(CDK_DIR)/.installed-$(CDK_VERSION):
+	npm install --prefix $(CDK_DIR) --no-audit --no-fund --loglevel=error aws-cdk@$(CDK_VERSION)
+	touch $@
+
+cdk-cli: $(CDK_DIR)/.installed-$(CDK_VERSION) ## The pinned CDK CLI (npm aws-cdk) in .cdk/
+
+.PHONY: cdk-cli synth
+synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn-lint every template
+	for stage in dev prod; do \
+		$(CDK_ENV) $(CDK) synth --quiet --no-notices -c stage=$$stage -o cdk.out/$$stage || exit 1; \
+	done
+	$(BIN)/cfn-lint --non-zero-exit-code error cdk.out/dev/*.template.json cdk.out/prod/*.template.json
 
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out

@@ -1,0 +1,231 @@
+"""The HTTP API: one Lambda (payload v2), a JWT authorizer on every route, throttling, access logs.
+
+Tokens come from a Cognito user pool and app client created here, or from an external issuer
+and audience given in the stage config. API Gateway itself answers 401 (missing or invalid
+token) and 429 (stage throttling) with ``{"message": "..."}``; every other error comes from the
+API Lambda as problem+json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsii
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_apigateway as apigw_v1
+from aws_cdk import aws_apigatewayv2 as apigw
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
+from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.config import StageConfig
+from infra.function import ServiceFunctionConstruct, retained_log_group
+
+GET, POST, PATCH, DELETE = (
+    apigw.HttpMethod.GET,
+    apigw.HttpMethod.POST,
+    apigw.HttpMethod.PATCH,
+    apigw.HttpMethod.DELETE,
+)
+
+#: Every route of the service (issues 2 and 7) with its methods.
+ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
+    "/v1/channels": (GET, POST),
+    "/v1/channels/{channel_id}": (GET, DELETE),
+    "/v1/channels/{channel_id}/rotate-secret": (POST,),
+    "/v1/scheduled-posts": (GET, POST),
+    "/v1/scheduled-posts/{schedule_id}": (GET, PATCH, DELETE),
+    "/v1/scheduled-posts/{schedule_id}/attempts": (GET,),
+    "/v1/scheduled-posts/{schedule_id}/retry": (POST,),
+}
+
+#: Access-log fields ($context variables of HTTP APIs, API Gateway Developer Guide,
+#: "Customizing HTTP API access logs").
+_ACCESS_LOG_FORMAT = {
+    "requestId": "$context.requestId",
+    "requestTime": "$context.requestTime",
+    "httpMethod": "$context.httpMethod",
+    "routeKey": "$context.routeKey",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "responseLatency": "$context.responseLatency",
+    "integrationLatency": "$context.integrationLatency",
+    "integrationError": "$context.integrationErrorMessage",
+    "authorizerError": "$context.authorizer.error",
+    "sub": "$context.authorizer.claims.sub",
+    "sourceIp": "$context.identity.sourceIp",
+}
+
+
+class ApiConstruct(Construct):
+    """HTTP API + API Lambda + JWT authorizer (+ Cognito) + cursor secret.
+
+    Attributes
+    ----------
+    http_api : aws_apigatewayv2.HttpApi
+    stage : aws_apigatewayv2.HttpStage
+        ``$default``, auto-deployed, throttled, access-logged.
+    function : aws_lambda.Function
+    user_pool, user_pool_client : Cognito resources, or None with an external issuer.
+    cursor_secret : aws_secretsmanager.Secret
+        HMAC key for pagination cursors, read by the API through Powertools parameters.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        posts: dynamodb.ITable,
+        due_index: dynamodb.ITable,
+        idempotency: dynamodb.ITable,
+        dispatch_queue: sqs.IQueue,
+        layer: lambda_.ILayerVersion,
+        runtime: lambda_.Runtime,
+        functions_root: Path,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
+        self.cursor_secret = secretsmanager.Secret(
+            self,
+            "CursorSecret",
+            description="HMAC key of the API's pagination cursors",
+            generate_secret_string=secretsmanager.SecretStringGenerator(
+                password_length=64, exclude_punctuation=True
+            ),
+            removal_policy=removal,
+        )
+        self.function = ServiceFunctionConstruct(
+            self,
+            "Handler",
+            name="api",
+            functions_root=functions_root,
+            layer=layer,
+            runtime=runtime,
+            config=config,
+            timeout_seconds=config.api_timeout_seconds,
+            environment={
+                "POSTS_TABLE_NAME": posts.table_name,
+                "DUE_INDEX_TABLE_NAME": due_index.table_name,
+                "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
+                "DISPATCH_QUEUE_URL": dispatch_queue.queue_url,
+                "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
+            },
+            description="Scheduling API (HTTP API payload v2)",
+        ).function
+        for table in (posts, due_index, idempotency):
+            table.grant_read_write_data(self.function)
+        dispatch_queue.grant_send_messages(self.function)
+        self.cursor_secret.grant_read(self.function)
+
+        self.user_pool: cognito.UserPool | None = None
+        self.user_pool_client: cognito.UserPoolClient | None = None
+        authorizer = self._build_authorizer(removal)
+        self.http_api = apigw.HttpApi(
+            self,
+            "HttpApi",
+            description="scheduled-posts API",
+            create_default_stage=False,
+            default_authorizer=authorizer,
+        )
+        self.stage = self._build_stage()
+        self._build_routes()
+
+    def _build_authorizer(self, removal: RemovalPolicy) -> authorizers.HttpJwtAuthorizer:
+        if self._config.jwt_issuer is not None:
+            issuer, audience = self._config.jwt_issuer, list(self._config.jwt_audience)
+        else:
+            self.user_pool = cognito.UserPool(
+                self,
+                "UserPool",
+                self_sign_up_enabled=False,
+                sign_in_aliases=cognito.SignInAliases(username=True, email=True),
+                password_policy=cognito.PasswordPolicy(
+                    min_length=12,
+                    require_lowercase=True,
+                    require_uppercase=True,
+                    require_digits=True,
+                    require_symbols=True,
+                ),
+                mfa=cognito.Mfa.OPTIONAL,
+                mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+                account_recovery=cognito.AccountRecovery.EMAIL_ONLY,
+                deletion_protection=self._config.retain_data,
+                removal_policy=removal,
+            )
+            self.user_pool_client = self.user_pool.add_client(
+                "AppClient",
+                auth_flows=cognito.AuthFlow(user_password=True, user_srp=True),
+                generate_secret=False,
+                prevent_user_existence_errors=True,
+                id_token_validity=Duration.hours(1),
+                access_token_validity=Duration.hours(1),
+            )
+            region = Stack.of(self).region
+            issuer = f"https://cognito-idp.{region}.amazonaws.com/{self.user_pool.user_pool_id}"
+            audience = [self.user_pool_client.user_pool_client_id]
+        return authorizers.HttpJwtAuthorizer(
+            "JwtAuthorizer",
+            issuer,
+            jwt_audience=audience,
+            identity_source=["$request.header.Authorization"],
+        )
+
+    def _build_stage(self) -> apigw.HttpStage:
+        log_group = retained_log_group(self, "AccessLogs", config=self._config)
+        return apigw.HttpStage(
+            self,
+            "DefaultStage",
+            http_api=self.http_api,
+            stage_name="$default",
+            auto_deploy=True,
+            throttle=apigw.ThrottleSettings(
+                rate_limit=self._config.api_throttle_rate_limit,
+                burst_limit=self._config.api_throttle_burst_limit,
+            ),
+            access_log_settings=_AccessLogSettings(
+                destination=apigw.LogGroupLogDestination(log_group),
+                format=apigw_v1.AccessLogFormat.custom(json.dumps(_ACCESS_LOG_FORMAT)),
+            ),
+        )
+
+    def _build_routes(self) -> None:
+        integration = integrations.HttpLambdaIntegration(
+            "ApiIntegration",
+            self.function,
+            payload_format_version=apigw.PayloadFormatVersion.VERSION_2_0,
+        )
+        for path, methods in ROUTES.items():
+            self.http_api.add_routes(path=path, methods=list(methods), integration=integration)
+
+    @property
+    def url(self) -> str:
+        """The API's base URL (``https://<id>.execute-api.<region>.amazonaws.com/``)."""
+        return self.stage.url
+
+
+@jsii.implements(apigw.IAccessLogSettings)
+class _AccessLogSettings:
+    """Plain implementation of ``IAccessLogSettings`` (the HTTP stage's access-log props)."""
+
+    def __init__(
+        self, *, destination: apigw.IAccessLogDestination, format: apigw_v1.AccessLogFormat
+    ) -> None:
+        self._destination = destination
+        self._format = format
+
+    @property
+    def destination(self) -> apigw.IAccessLogDestination:
+        return self._destination
+
+    @property
+    def format(self) -> apigw_v1.AccessLogFormat:
+        return self._format

@@ -1,0 +1,223 @@
+"""Typed stage configuration: every value the CDK app needs, validated once, read once in app.py.
+
+A stage (``-c stage=dev|prod``) starts from :data:`STAGE_DEFAULTS` and may be overridden by the
+context object ``scheduled-posts:<stage>`` (in ``cdk.json`` or ``-c``). Service settings are the
+fields of :class:`scheduled_posts.settings.Settings` under the same names, so the Lambdas read
+exactly what the stage config says; resource names (tables, queues, the cursor secret) are set
+by the stack, never by the config. Constructs receive a :class:`StageConfig` and never read the
+environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from scheduled_posts.settings import SQS_MAX_DELAY_SECONDS, Settings
+
+#: EventBridge Scheduler's smallest rate is one minute (EventBridge Scheduler User Guide,
+#: "Schedule types": ``rate(value unit)`` with unit minutes/hours/days).
+SCHEDULE_MIN_PERIOD_SECONDS = 60
+
+#: How much longer than the sweep period the lookahead must be: the sweeper's own run time
+#: (its Lambda timeout, :attr:`StageConfig.sweeper_timeout_seconds`, at most 50 s) plus the
+#: scheduler's delivery delay. With a shorter lookahead a post could fall due before the next
+#: sweep has sent it.
+LOOKAHEAD_MARGIN_SECONDS = 60
+
+#: Worst-case seconds one post takes in the worker: its channels are delivered concurrently,
+#: each with ``DELIVERY_TIMEOUT_SECONDS``; this is the overhead added for the claim, the
+#: per-channel writes and the final write.
+POST_OVERHEAD_SECONDS = 2.0
+
+#: SQS visibility-timeout ceiling, 12 hours (Amazon SQS Developer Guide, "Visibility timeout").
+SQS_MAX_VISIBILITY_SECONDS = 43_200
+
+#: AWS guidance: queue visibility at least 6 x the function timeout for Lambda event sources
+#: (AWS Lambda Developer Guide, "Using Lambda with Amazon SQS").
+VISIBILITY_TIMEOUT_FACTOR = 6
+
+#: CloudWatch Logs retention values accepted by ``AWS::Logs::LogGroup`` (days).
+LOG_RETENTION_DAYS_ALLOWED = frozenset(
+    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+     2922, 3288, 3653}
+)  # fmt: skip
+
+#: Settings set by the stack from its resources, never by a stage config.
+RESOURCE_SETTINGS = frozenset(
+    {
+        "POSTS_TABLE_NAME",
+        "DUE_INDEX_TABLE_NAME",
+        "IDEMPOTENCY_TABLE_NAME",
+        "DISPATCH_QUEUE_URL",
+        "DISPATCH_DLQ_URL",
+        "CURSOR_SECRET",
+        "CURSOR_SECRET_ARN",
+    }
+)
+
+#: The Settings fields a stage config passes to every Lambda (all tunables).
+SERVICE_SETTINGS: tuple[str, ...] = tuple(
+    name for name in Settings.model_fields if name not in RESOURCE_SETTINGS
+)
+
+
+class StageConfig(BaseModel):
+    """One deployment stage. Durations in seconds, sizes in MB, rates per second.
+
+    Raises
+    ------
+    pydantic.ValidationError
+        When a value is out of range or the values do not fit together (lookahead versus the
+        sweep period, worker timeout versus batch size, lease versus one post's processing).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: Literal["dev", "prod"]
+    service_name: str = "scheduled-posts"
+    metrics_namespace: str = "ScheduledPosts"
+    #: RETAIN tables, user pool, secret and log groups on stack deletion (prod), else DESTROY.
+    retain_data: bool
+    log_retention_days: int = 30
+    #: Lambda runtime minor version of Python 3 (12 means python3.12); the layer's wheels are
+    #: resolved for the same version.
+    python_minor: int = Field(12, ge=12, le=14)
+
+    #: SNS topic for alarms; the stack creates an encrypted one when None.
+    alarm_topic_arn: str | None = None
+    #: External JWT issuer and audience; None creates a Cognito user pool and app client.
+    jwt_issuer: str | None = None
+    jwt_audience: tuple[str, ...] = ()
+
+    api_throttle_rate_limit: float = Field(50.0, gt=0)
+    api_throttle_burst_limit: int = Field(100, ge=1)
+
+    worker_batch_size: int = Field(5, ge=1, le=10)
+    worker_timeout_seconds: int = Field(150, ge=10, le=900)
+    #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide).
+    worker_max_concurrency: int = Field(10, ge=2, le=1000)
+    api_timeout_seconds: int = Field(29, ge=3, le=30)
+    sweeper_timeout_seconds: int = Field(50, ge=10, le=LOOKAHEAD_MARGIN_SECONDS - 10)
+    watchdog_timeout_seconds: int = Field(50, ge=10, le=900)
+    reconciler_timeout_seconds: int = Field(240, ge=10, le=900)
+    memory_mb: int = Field(512, ge=128, le=10_240)
+
+    #: Scheduler retry policy for the three scheduled Lambdas.
+    schedule_retry_attempts: int = Field(2, ge=0, le=185)
+
+    lag_alarm_p99_seconds: float = Field(60.0, gt=0)
+
+    settings: Settings = Field(default_factory=Settings)
+
+    @model_validator(mode="after")
+    def _check(self) -> StageConfig:
+        s = self.settings
+        if self.log_retention_days not in LOG_RETENTION_DAYS_ALLOWED:
+            raise ValueError(
+                f"log_retention_days must be one of {sorted(LOG_RETENTION_DAYS_ALLOWED)}"
+            )
+        if (self.jwt_issuer is None) != (not self.jwt_audience):
+            raise ValueError("jwt_issuer and jwt_audience are given together or not at all")
+        for name in ("SWEEP_INTERVAL_SECONDS", "WATCHDOG_INTERVAL_SECONDS",
+                     "RECONCILE_INTERVAL_SECONDS"):  # fmt: skip
+            value = getattr(s, name)
+            if value < SCHEDULE_MIN_PERIOD_SECONDS or value % 60:
+                raise ValueError(f"{name} must be a whole number of minutes, at least 60")
+        minimum = s.SWEEP_INTERVAL_SECONDS + LOOKAHEAD_MARGIN_SECONDS
+        if not minimum < s.LOOKAHEAD_SECONDS <= SQS_MAX_DELAY_SECONDS:
+            raise ValueError(
+                f"LOOKAHEAD_SECONDS must be > SWEEP_INTERVAL_SECONDS + {LOOKAHEAD_MARGIN_SECONDS}"
+                f" ({minimum}) and <= {SQS_MAX_DELAY_SECONDS}"
+            )
+        if s.WEBHOOK_ALLOWED_ORIGINS:
+            raise ValueError("WEBHOOK_ALLOWED_ORIGINS must be empty in AWS (local testing only)")
+        if self.post_seconds >= s.LEASE_SECONDS:
+            raise ValueError(
+                f"LEASE_SECONDS must exceed one post's processing ({self.post_seconds} s)"
+            )
+        if self.worker_timeout_seconds < 2 * self.worker_batch_size * self.post_seconds:
+            raise ValueError(
+                "worker_timeout_seconds must be >= 2 x worker_batch_size x one post's processing"
+            )
+        if self.visibility_timeout_seconds > SQS_MAX_VISIBILITY_SECONDS:
+            raise ValueError("worker_timeout_seconds x 6 exceeds the SQS visibility maximum")
+        return self
+
+    @property
+    def post_seconds(self) -> float:
+        """Worst-case seconds for one post: one delivery timeout plus overhead (concurrent)."""
+        return self.settings.DELIVERY_TIMEOUT_SECONDS + POST_OVERHEAD_SECONDS
+
+    @property
+    def visibility_timeout_seconds(self) -> int:
+        """Dispatch queue visibility timeout: 6 x the worker's timeout."""
+        return VISIBILITY_TIMEOUT_FACTOR * self.worker_timeout_seconds
+
+    @property
+    def python_version(self) -> str:
+        """``3.<minor>``, for the runtime and pip's ``--python-version``."""
+        return f"3.{self.python_minor}"
+
+    def service_environment(self) -> dict[str, str]:
+        """Every tunable Settings field as a Lambda environment variable (same names)."""
+        dumped = self.settings.model_dump()
+        return {name: _env_value(dumped[name]) for name in SERVICE_SETTINGS}
+
+
+def _env_value(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+#: Per-stage defaults; ``scheduled-posts:<stage>`` context overrides any of them.
+STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "dev": {
+        "stage": "dev",
+        "retain_data": False,
+        "log_retention_days": 14,
+        "worker_max_concurrency": 5,
+        "api_throttle_rate_limit": 20.0,
+        "api_throttle_burst_limit": 40,
+        "settings": {"RETENTION_DAYS": 14},
+    },
+    "prod": {
+        "stage": "prod",
+        "retain_data": True,
+        "log_retention_days": 90,
+        "worker_max_concurrency": 50,
+        "api_throttle_rate_limit": 200.0,
+        "api_throttle_burst_limit": 400,
+        "settings": {"WRITE_SHARD_COUNT": 16},
+    },
+}
+
+
+def load_stage_config(stage: str, overrides: Mapping[str, Any] | None = None) -> StageConfig:
+    """Build and validate the config of ``stage`` from its defaults and ``overrides``.
+
+    ``overrides`` may hold any :class:`StageConfig` field; its ``settings`` object is merged
+    into the stage's settings (unknown or resource-set setting names are refused).
+
+    Raises
+    ------
+    ValueError
+        Unknown stage or setting name. ``pydantic.ValidationError`` (a ``ValueError``) for
+        invalid values.
+    """
+    if stage not in STAGE_DEFAULTS:
+        raise ValueError(f"unknown stage {stage!r}; expected one of {sorted(STAGE_DEFAULTS)}")
+    merged: dict[str, Any] = {**STAGE_DEFAULTS[stage], **dict(overrides or {})}
+    settings = {
+        **STAGE_DEFAULTS[stage].get("settings", {}),
+        **(overrides or {}).get("settings", {}),
+    }
+    unknown = sorted(set(settings) - set(SERVICE_SETTINGS))
+    if unknown:
+        raise ValueError(f"settings not settable by a stage config: {unknown}")
+    merged["settings"] = Settings.model_validate(settings)
+    merged["stage"] = stage
+    return StageConfig.model_validate(merged)

@@ -1,0 +1,76 @@
+"""DynamoDB tables, built from ``scheduled_posts.tables`` (the one definition of keys and TTL).
+
+No table has a stream: nothing in the design reacts to item changes (the due index is written
+in the same transaction as the post, the reconciler reads due buckets). Logical ids are pinned
+to the definitions' ``logical_id`` (``PostsTable``, ``DueIndexTable``, ``IdempotencyTable``),
+so moving a table in the construct tree never replaces it (and its data) in production.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from scheduled_posts.tables import (
+    DUE_INDEX_TABLE,
+    IDEMPOTENCY_TABLE,
+    POSTS_TABLE,
+    IndexDef,
+    TableDef,
+)
+
+_PROJECTIONS = {"ALL": dynamodb.ProjectionType.ALL, "KEYS_ONLY": dynamodb.ProjectionType.KEYS_ONLY}
+
+
+def _string_key(name: str | None) -> dynamodb.Attribute | None:
+    return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING) if name else None
+
+
+class DataConstruct(Construct):
+    """The three tables: on-demand, point-in-time recovery, AWS-managed KMS encryption, TTL.
+
+    Attributes
+    ----------
+    posts, due_index, idempotency : aws_dynamodb.Table
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool) -> None:
+        super().__init__(scope, construct_id)
+        self._retain = retain
+        self.posts = self._build_table(POSTS_TABLE)
+        self.due_index = self._build_table(DUE_INDEX_TABLE)
+        self.idempotency = self._build_table(IDEMPOTENCY_TABLE)
+
+    def _build_table(self, definition: TableDef) -> dynamodb.Table:
+        table = dynamodb.Table(
+            self,
+            definition.logical_id,
+            partition_key=_string_key(definition.partition_key),
+            sort_key=_string_key(definition.sort_key),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=definition.ttl_attribute,
+            deletion_protection=self._retain,
+            removal_policy=RemovalPolicy.RETAIN if self._retain else RemovalPolicy.DESTROY,
+        )
+        for index in definition.indexes:
+            self._add_index(table, index)
+        cfn = table.node.default_child
+        assert isinstance(cfn, dynamodb.CfnTable)
+        cfn.override_logical_id(definition.logical_id)
+        return table
+
+    @staticmethod
+    def _add_index(table: dynamodb.Table, index: IndexDef) -> None:
+        table.add_global_secondary_index(
+            index_name=index.name,
+            partition_key=dynamodb.Attribute(
+                name=index.partition_key, type=dynamodb.AttributeType.STRING
+            ),
+            sort_key=_string_key(index.sort_key),
+            projection_type=_PROJECTIONS[index.projection],
+        )

@@ -1,0 +1,271 @@
+"""CloudWatch dashboard and alarms for the fire path, the API and the safety nets.
+
+Service metrics are Powertools EMF metrics in ``config.metrics_namespace`` with the single
+dimension ``service`` (Powertools' default), emitted by the handlers: ``PublishLagSeconds``,
+``Published``, ``Failed``, ``Missed``, ``SweepDurationMs``, ``ReconciliationMisses``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigatewayv2 as apigw
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra.config import StageConfig
+
+_MINUTE = Duration.minutes(1)
+
+
+class MonitoringConstruct(Construct):
+    """Dashboard, alarms and the alarm topic (created, encrypted, when the config names none).
+
+    Attributes
+    ----------
+    topic : aws_sns.ITopic
+    dashboard : aws_cloudwatch.Dashboard
+    alarms : dict[str, aws_cloudwatch.Alarm]
+        Keyed by construct id (``PublishLagP99Alarm``, ``DispatchDlqAlarm``, ...).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: StageConfig,
+        http_api: apigw.HttpApi,
+        dispatch_queue: sqs.IQueue,
+        dispatch_dlq: sqs.IQueue,
+        schedule_dlqs: Mapping[str, sqs.IQueue],
+        sweeper: lambda_.IFunction,
+        worker: lambda_.IFunction,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._config = config
+        self.topic = self._build_topic()
+        self.alarms: dict[str, cloudwatch.Alarm] = {}
+
+        lag = {
+            stat: self._service_metric("PublishLagSeconds", stat) for stat in ("p50", "p90", "p99")
+        }
+        counts = {
+            name: self._service_metric(name, "Sum") for name in ("Published", "Failed", "Missed")
+        }
+        sweep = self._service_metric("SweepDurationMs", "Maximum")
+        misses = self._service_metric("ReconciliationMisses", "Sum")
+
+        self._alarm(
+            "PublishLagP99Alarm",
+            lag["p99"],
+            threshold=config.lag_alarm_p99_seconds,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=3,
+            datapoints=2,
+            description=f"p99 publish lag above {config.lag_alarm_p99_seconds:g} s",
+        )
+        self._alarm(
+            "DispatchDlqAlarm",
+            dispatch_dlq.metric_approximate_number_of_messages_visible(
+                period=_MINUTE, statistic="Maximum"
+            ),
+            threshold=1,
+            description="A dispatch message reached the dead-letter queue (see docs/operations.md)",
+        )
+        for name, queue in schedule_dlqs.items():
+            self._alarm(
+                f"{name.capitalize()}ScheduleDlqAlarm",
+                queue.metric_approximate_number_of_messages_visible(
+                    period=_MINUTE, statistic="Maximum"
+                ),
+                threshold=1,
+                description=f"EventBridge Scheduler could not invoke the {name}",
+            )
+        self._alarm("MissedAlarm", counts["Missed"], threshold=1, description="A post was missed")
+        self._alarm(
+            "ReconciliationMissesAlarm",
+            misses,
+            threshold=0,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            description="The reconciler had to rescue a post (a fire-path defect)",
+        )
+        self._alarm(
+            "SweeperErrorsAlarm",
+            sweeper.metric_errors(period=_MINUTE, statistic="Sum"),
+            threshold=1,
+            description="The sweeper failed",
+        )
+        self.dashboard = self._build_dashboard(
+            lag=lag,
+            counts=counts,
+            sweep=sweep,
+            misses=misses,
+            http_api=http_api,
+            dispatch_queue=dispatch_queue,
+            dispatch_dlq=dispatch_dlq,
+            schedule_dlqs=schedule_dlqs,
+            sweeper=sweeper,
+            worker=worker,
+        )
+
+    def _build_topic(self) -> sns.ITopic:
+        if self._config.alarm_topic_arn:
+            return sns.Topic.from_topic_arn(self, "AlarmTopic", self._config.alarm_topic_arn)
+        # CloudWatch may publish to an encrypted topic only with a customer-managed key whose
+        # policy lets it use the key (Amazon SNS Developer Guide, "Encryption at rest").
+        key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            description="Encrypts the scheduled-posts alarm topic",
+            enable_key_rotation=True,
+        )
+        key.grant(
+            iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*"
+        )
+        return sns.Topic(self, "AlarmTopic", master_key=key, enforce_ssl=True)
+
+    def _service_metric(self, name: str, statistic: str) -> cloudwatch.Metric:
+        return cloudwatch.Metric(
+            namespace=self._config.metrics_namespace,
+            metric_name=name,
+            dimensions_map={"service": self._config.service_name},
+            statistic=statistic,
+            period=_MINUTE,
+        )
+
+    def _alarm(
+        self,
+        construct_id: str,
+        metric: cloudwatch.IMetric,
+        *,
+        threshold: float,
+        description: str,
+        comparison: cloudwatch.ComparisonOperator = (
+            cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD
+        ),
+        evaluation_periods: int = 1,
+        datapoints: int = 1,
+    ) -> None:
+        alarm = cloudwatch.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=comparison,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=datapoints,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
+        alarm.add_alarm_action(actions.SnsAction(self.topic))
+        self.alarms[construct_id] = alarm
+
+    def _build_dashboard(
+        self,
+        *,
+        lag: Mapping[str, cloudwatch.IMetric],
+        counts: Mapping[str, cloudwatch.IMetric],
+        sweep: cloudwatch.IMetric,
+        misses: cloudwatch.IMetric,
+        http_api: apigw.HttpApi,
+        dispatch_queue: sqs.IQueue,
+        dispatch_dlq: sqs.IQueue,
+        schedule_dlqs: Mapping[str, sqs.IQueue],
+        sweeper: lambda_.IFunction,
+        worker: lambda_.IFunction,
+    ) -> cloudwatch.Dashboard:
+        dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
+        width = 8
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Publish lag (s): p50 / p90 / p99",
+                left=list(lag.values()),
+                left_annotations=[
+                    cloudwatch.HorizontalAnnotation(
+                        value=self._config.lag_alarm_p99_seconds, label="p99 alarm"
+                    )
+                ],
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="Posts per minute: published / failed / missed",
+                left=list(counts.values()),
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="Sweep duration (ms, max) and reconciliation misses",
+                left=[sweep],
+                right=[misses],
+                width=width,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Dispatch queue: oldest message age (s)",
+                left=[dispatch_queue.metric_approximate_age_of_oldest_message(period=_MINUTE)],
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="Dispatch queue depth: visible / in flight",
+                left=[
+                    dispatch_queue.metric_approximate_number_of_messages_visible(period=_MINUTE),
+                    dispatch_queue.metric_approximate_number_of_messages_not_visible(
+                        period=_MINUTE
+                    ),
+                ],
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="Dead-letter queues: visible messages",
+                left=[
+                    dispatch_dlq.metric_approximate_number_of_messages_visible(
+                        period=_MINUTE, label="DispatchDLQ"
+                    ),
+                    *(
+                        queue.metric_approximate_number_of_messages_visible(
+                            period=_MINUTE, label=f"{name} schedule DLQ"
+                        )
+                        for name, queue in schedule_dlqs.items()
+                    ),
+                ],
+                width=width,
+            ),
+        )
+        dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="API 4xx / 5xx per minute",
+                left=[
+                    http_api.metric_client_error(period=_MINUTE, statistic="Sum"),
+                    http_api.metric_server_error(period=_MINUTE, statistic="Sum"),
+                ],
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="API latency (ms): p50 / p99",
+                left=[
+                    http_api.metric_latency(period=_MINUTE, statistic="p50"),
+                    http_api.metric_latency(period=_MINUTE, statistic="p99"),
+                ],
+                width=width,
+            ),
+            cloudwatch.GraphWidget(
+                title="Sweeper and worker errors / throttles",
+                left=[
+                    sweeper.metric_errors(period=_MINUTE, statistic="Sum", label="sweeper errors"),
+                    worker.metric_errors(period=_MINUTE, statistic="Sum", label="worker errors"),
+                    worker.metric_throttles(
+                        period=_MINUTE, statistic="Sum", label="worker throttles"
+                    ),
+                ],
+                width=width,
+            ),
+        )
+        return dashboard
