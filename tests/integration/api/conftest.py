@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
+import boto3
 import pytest
 
 from tests.support.api import ApiClient, RecordingPromoter, install_api, uninstall_api
@@ -26,3 +29,42 @@ def alice(promoted: RecordingPromoter) -> ApiClient:
 @pytest.fixture
 def bob(promoted: RecordingPromoter) -> ApiClient:
     return ApiClient("bob")
+
+
+@dataclass
+class Tables:
+    """boto3 ``Table`` resources of the test's moto tables, for arranging and asserting."""
+
+    posts: Any
+    due: Any
+
+    def post_item(self, schedule_id: str) -> dict[str, Any] | None:
+        return self.posts.get_item(Key={"pk": f"POST#{schedule_id}", "sk": "POST"}).get("Item")
+
+    def due_items(self) -> list[dict[str, Any]]:
+        return list(self.due.scan()["Items"])
+
+    def set_post(self, schedule_id: str, **attributes: Any) -> None:
+        """Overwrite attributes of a post item directly (to play the worker's part)."""
+        names = {f"#a{i}": k for i, k in enumerate(attributes)}
+        values = {f":a{i}": v for i, v in enumerate(attributes.values())}
+        self.posts.update_item(
+            Key={"pk": f"POST#{schedule_id}", "sk": "POST"},
+            UpdateExpression="SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(names))),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+
+
+@pytest.fixture
+def tables(aws: AwsResources) -> Tables:
+    dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
+    return Tables(
+        posts=dynamodb.Table(aws.settings.POSTS_TABLE_NAME),
+        due=dynamodb.Table(aws.settings.DUE_INDEX_TABLE_NAME),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Powertools warns when an invocation emitted no metric; that is expected for reads.
+    config.addinivalue_line("filterwarnings", "ignore:No application metrics:UserWarning")
