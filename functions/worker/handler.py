@@ -1,0 +1,72 @@
+"""Publish worker Lambda (SQS event source mapping with ``ReportBatchItemFailures``).
+
+Powertools ``BatchProcessor``: each record is processed on its own; failures are reported as
+batch item failures, so one bad record never fails or repeats the others. An empty ``Records``
+list answers an empty failure list; when every record fails, every record is reported failed
+(``raise_on_entire_batch_failure=False``): the same retry as a failed invocation, without an
+invocation error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import Json
+
+from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.models.messages import DispatchMessage
+from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.settings import get_settings
+
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+
+class DispatchRecord(SqsRecordModel):
+    """An SQS record whose body is a JSON :class:`DispatchMessage`."""
+
+    body: Json[DispatchMessage]  # type: ignore[assignment]
+
+
+@cache
+def _default_publisher() -> Publisher:
+    return Publisher(get_settings())
+
+
+def make_lambda_handler(publisher_factory: Callable[[], Publisher] = _default_publisher) -> Handler:
+    """The decorated Lambda entry point over ``publisher_factory()`` (tests pass their own)."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if not event.get("Records"):
+            return {"batchItemFailures": []}
+        publisher = publisher_factory()
+
+        def record_handler(record: DispatchRecord) -> str:
+            message: DispatchMessage = record.body  # type: ignore[assignment]
+            logger.set_correlation_id(message.schedule_id)
+            receive_count = int(record.attributes.ApproximateReceiveCount)
+            return publisher.process(message, receive_count=receive_count, context=context).value
+
+        processor = BatchProcessor(
+            event_type=EventType.SQS, model=DispatchRecord, raise_on_entire_batch_failure=False
+        )
+        response = process_partial_response(
+            event=event, record_handler=record_handler, processor=processor, context=context
+        )
+        return dict(response)
+
+    return handler
+
+
+lambda_handler = make_lambda_handler()

@@ -1,0 +1,91 @@
+"""The watchdog: returns posts whose lease expired (a crashed or timed-out worker) to dispatch.
+
+Per lease shard ``0 .. WRITE_SHARD_COUNT-1``: one Query of the sparse GSI ``by_lease`` for
+``lease_expires_at < now`` (never a Scan; reads grow with expired leases only), a consistent
+re-read of each post, then a take-over under ``status = publishing AND lease_token = :old``
+with a new token and expiry, and one message carrying the new token (reason ``watchdog``).
+A failed take-over means the holder renewed or finished meanwhile: nothing to do. Worst-case
+lag it adds: ``LEASE_SECONDS + WATCHDOG_INTERVAL_SECONDS`` (see ``docs/dispatch.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from scheduled_posts.clock import Clock, SystemClock
+from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.queue import DispatchQueue
+from scheduled_posts.errors import QueueSendError
+from scheduled_posts.logic.publish import new_lease_token
+from scheduled_posts.models.messages import DispatchMessage, DispatchReason
+from scheduled_posts.models.post import PostStatus
+from scheduled_posts.observability import logger, metrics
+from scheduled_posts.settings import Settings
+
+
+@dataclass
+class WatchdogResult:
+    """What one watchdog run did: ids taken over and re-sent, and how many expired leases it saw."""
+
+    expired_seen: int = 0
+    taken_over: list[str] = field(default_factory=list)
+    send_failures: int = 0
+
+
+def rescue_expired_leases(
+    settings: Settings,
+    *,
+    store: DispatchStore | None = None,
+    queue: DispatchQueue | None = None,
+    clock: Clock | None = None,
+) -> WatchdogResult:
+    """Take over every expired lease and re-dispatch its post (see the module docstring).
+
+    A send that fails after the take-over leaves the new lease to expire; the next run retries.
+    """
+    store = store or DispatchStore(settings.POSTS_TABLE_NAME)
+    queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+    clock = clock or SystemClock()
+    result = WatchdogResult()
+    now = clock.now()
+    for shard in range(settings.WRITE_SHARD_COUNT):
+        for schedule_id in store.expired_leases(shard, now):
+            result.expired_seen += 1
+            post = store.get_post(schedule_id)
+            if (
+                post is None
+                or post.status != PostStatus.PUBLISHING
+                or post.lease_token is None
+                or (post.lease_expires_at is not None and post.lease_expires_at > now)
+            ):
+                continue
+            taken = store.renew_lease(
+                schedule_id,
+                old_token=post.lease_token,
+                new_token=new_lease_token(),
+                lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
+                now=now,
+            )
+            if taken is None:
+                continue
+            attempt = max((d.attempts for d in taken.deliveries.values()), default=0) + 1
+            message = DispatchMessage(
+                schedule_id=schedule_id,
+                version=taken.version,
+                publish_at=taken.publish_at,
+                attempt=attempt,
+                lease_token=taken.lease_token,
+                reason=DispatchReason.WATCHDOG,
+            )
+            try:
+                queue.send(message, 0)
+            except QueueSendError:
+                result.send_failures += 1
+                logger.exception("watchdog send failed", extra={"schedule_id": schedule_id})
+                continue
+            result.taken_over.append(schedule_id)
+            logger.warning("lease taken over", extra={"schedule_id": schedule_id})
+    if result.taken_over:
+        metrics.add_metric(name="LeasesTakenOver", unit="Count", value=len(result.taken_over))
+    return result
