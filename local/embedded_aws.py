@@ -97,7 +97,7 @@ class EmbeddedAws:
             self.process.wait(timeout=timeout)
 
 
-def ensure_server(port: int, *, start_timeout: float = 30.0) -> EmbeddedAws:
+def ensure_server(port: int, *, start_timeout: float = 60.0) -> EmbeddedAws:
     """Reuse the moto server listening on ``port``, or start one in a child process.
 
     Raises
