@@ -37,13 +37,13 @@ venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
 # The local stack (local/): the whole service on an embedded AWS, no account, no CDK.
 .PHONY: run token receiver demo
 run: venv-local ## Start the service locally (embedded AWS, in memory); prints "API ready at ..."
-	$(PY) -m local run
+	@$(PY) -m local run
 token: venv-local ## Print a 1 h JWT for the local stack: make token USER=alice
 	@$(PY) -m local token "$(USER)"
 receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; RECEIVER_SECRET to verify)
-	$(PY) -m local receiver
+	@$(PY) -m local receiver
 demo: venv-local ## Scripted tour against a running `make run`
-	$(PY) -m local demo
+	@$(PY) -m local demo
 
 lint: venv ## ruff (lint + format check)
 	$(BIN)/ruff check .

@@ -57,13 +57,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "receiver":
         from local.receiver import serve
 
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _raise_keyboard_interrupt)
         serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
         return 0
     if args.command == "demo":
         from local.demo import run_demo
 
-        signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, _raise_keyboard_interrupt)
         try:
             return run_demo(config, posts=args.posts)
         except KeyboardInterrupt:
