@@ -463,6 +463,13 @@ def simulate(
 
 
 BASELINE = Config()
+#: The levers that carry a million posts: warm tables, concurrent batches, 10 queues and mappings.
+SCALED = Config(
+    table_write_units_per_s=200_000.0,
+    batch_parallel=True,
+    dispatch_queues=10,
+    region_concurrency=10_000,
+)
 #: One factor at a time around the baseline, then the smallest settings that meet p99 < 60 s.
 VARIATIONS: dict[str, tuple[Any, ...]] = {
     "write_shards": (1, 8, 32),
@@ -490,6 +497,8 @@ def configs_for_sweep() -> list[Config]:
         for parallel in (False, True)
         for queues, region in ((1, 1000), (4, 4000), (10, 10_000))
     ]
+    configs += [replace(SCALED, lookahead_s=lk) for lk in (30, 60, 120, 600)]
+    configs += [replace(SCALED, write_shards=shards) for shards in (1, 8, 32)]
     return list(dict.fromkeys(configs))
 
 

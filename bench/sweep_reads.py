@@ -44,6 +44,7 @@ def _fake_aws_env() -> None:
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "WARNING",
         "POWERTOOLS_METRICS_NAMESPACE": "Bench",
+        "POWERTOOLS_METRICS_DISABLED": "true",
     }.items():
         os.environ[name] = value
     os.environ.pop("AWS_ENDPOINT_URL", None)

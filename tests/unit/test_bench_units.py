@@ -53,3 +53,16 @@ def test_query_read_units_sums_items_before_rounding() -> None:
 def test_value_size_unknown_type_raises() -> None:
     with pytest.raises(TypeError):
         value_size(object())
+
+
+def test_poller_alternative_scan_reads_grow_with_pending_posts() -> None:
+    from bench import cost
+
+    small = cost.poller_alternative(1000.0, scan=True)
+    original = cost.PENDING_POSTS
+    cost.PENDING_POSTS = original * 10
+    try:
+        big = cost.poller_alternative(1000.0, scan=True)
+    finally:
+        cost.PENDING_POSTS = original
+    assert big["read_units_per_poll"] > 9 * small["read_units_per_poll"]
