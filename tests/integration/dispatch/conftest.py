@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import boto3
 import pytest
+from boto3.dynamodb.conditions import Key
 from moto import mock_aws
 
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
@@ -43,6 +45,7 @@ class FirePath:
     due_index: Any
     uniform: Any = None
     driver: Driver = field(init=False)
+    _publisher: Publisher | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.driver = Driver(
@@ -58,6 +61,11 @@ class FirePath:
         return self.aws.settings
 
     def publisher(self) -> Publisher:
+        if self._publisher is None:
+            self._publisher = self.build_publisher()
+        return self._publisher
+
+    def build_publisher(self) -> Publisher:
         kwargs: dict[str, Any] = {}
         if self.uniform is not None:
             kwargs["uniform"] = self.uniform
@@ -104,6 +112,16 @@ class FirePath:
             channel_ids=channel_ids,
             owner=owner,
         )
+
+    def attempts(self, post: Post) -> list[dict[str, Any]]:
+        """The post's attempt rows, in start order (what ``GET .../attempts`` reads)."""
+        table = boto3.resource("dynamodb", region_name="us-east-1").Table(
+            self.settings.POSTS_TABLE_NAME
+        )
+        return table.query(
+            KeyConditionExpression=Key("pk").eq(f"POST#{post.schedule_id}")
+            & Key("sk").begins_with("ATTEMPT#")
+        )["Items"]
 
     def read(self, post: Post) -> Post:
         found = DispatchStore(self.settings.POSTS_TABLE_NAME).get_post(post.schedule_id)
