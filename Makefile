@@ -78,5 +78,9 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 	done
 	$(BIN)/cfn-lint --non-zero-exit-code error cdk.out/dev/*.template.json cdk.out/prod/*.template.json
 
+.PHONY: bench
+bench: venv ## All five benchmarks (not part of make test): JSON in bench/results/, tables printed
+	$(PY) -m bench $(BENCH_ARGS)
+
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out
