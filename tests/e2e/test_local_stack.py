@@ -211,9 +211,9 @@ def test_local_stack_posts_published_exactly_once_never_early_with_edit_and_canc
     same_second = _whole_second(6)
     burst = [_schedule(client, channel_id, same_second, f"burst {n}") for n in range(5)]
     swept = [_schedule(client, channel_id, _whole_second(9 + n), f"swept {n}") for n in range(3)]
-    edited = _schedule(client, channel_id, _whole_second(7), "before the edit")
-    cancelled = _schedule(client, channel_id, _whole_second(8), "never delivered")
-    new_time = _whole_second(11)
+    edited = _schedule(client, channel_id, _whole_second(20), "before the edit")
+    cancelled = _schedule(client, channel_id, _whole_second(20), "never delivered")
+    new_time = _whole_second(10)  # moved earlier, past the sweeper's lookahead
     patch = client.request(
         "PATCH",
         f"/v1/scheduled-posts/{edited['schedule_id']}",
