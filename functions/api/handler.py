@@ -267,7 +267,7 @@ def _caller(event: dict[str, Any]) -> str | None:
 
 
 def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
-    """401 without a caller; 413 over 64 KiB; 400 when the body is not UTF-8 JSON."""
+    """401 without a caller; 413 over 64 KiB; 415 when not JSON; 400 when not UTF-8 JSON."""
     if _caller(event) is None:
         return problems.UnauthenticatedError("the request carries no authenticated caller")
     body = event.get("body")
@@ -283,6 +283,10 @@ def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
         return problems.MalformedBodyError("the body is not valid base64")
     if len(raw) > MAX_BODY_BYTES:
         return problems.PayloadTooLargeError(f"the body is over {MAX_BODY_BYTES} bytes")
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    media_type = str(headers.get("content-type") or JSON).split(";")[0].strip().lower()
+    if media_type != JSON:
+        return problems.UnsupportedMediaTypeError("send the body as application/json")
     try:
         json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):

@@ -8,7 +8,9 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
 
+from scheduled_posts.settings import Settings
 from tests.support.api import ApiClient, RecordingPromoter, install_api, uninstall_api
 from tests.support.fixtures import AwsResources
 
@@ -19,6 +21,16 @@ def promoted(aws: AwsResources, clock) -> Iterator[RecordingPromoter]:
     recorder = install_api(aws.settings, clock)
     yield recorder
     uninstall_api()
+
+
+@pytest.fixture
+def bare(clock) -> Iterator[ApiClient]:  # type: ignore[no-untyped-def]
+    """Caller ``alice`` on a moto backend without tables: for requests that must be refused
+    before any I/O (a test that reaches DynamoDB gets a 500 and fails)."""
+    with mock_aws():
+        install_api(Settings(CURSOR_SECRET="x"), clock)
+        yield ApiClient("alice")
+        uninstall_api()
 
 
 @pytest.fixture

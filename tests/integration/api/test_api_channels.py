@@ -70,8 +70,8 @@ def test_delete_channel_then_get_is_404(alice: ApiClient) -> None:
         "not a url",
     ],
 )
-def test_create_channel_unsafe_url_is_422_on_url(alice: ApiClient, url: str) -> None:
-    answer = alice.post("/v1/channels", {**WEBHOOK, "url": url})
+def test_create_channel_unsafe_url_is_422_on_url(bare: ApiClient, url: str) -> None:
+    answer = bare.post("/v1/channels", {**WEBHOOK, "url": url})
     assert answer.status == 422
     assert answer.headers["Content-Type"] == "application/problem+json"
     assert answer.json["errors"][0]["loc"] == ["body", "url"]
@@ -85,8 +85,8 @@ def test_create_channel_allowed_origin_may_be_loopback_http(aws, clock, promoted
     assert answer.status == 201
 
 
-def test_create_channel_unknown_platform_is_422(alice: ApiClient) -> None:
-    answer = alice.post("/v1/channels", {**WEBHOOK, "platform": "carrier-pigeon"})
+def test_create_channel_unknown_platform_is_422(bare: ApiClient) -> None:
+    answer = bare.post("/v1/channels", {**WEBHOOK, "platform": "carrier-pigeon"})
     assert answer.status == 422
     assert answer.json["errors"][0]["loc"] == ["body", "platform"]
 
@@ -98,7 +98,7 @@ def test_channel_of_another_user_is_404_for_every_verb(alice: ApiClient, bob: Ap
     assert alice.get(f"/v1/channels/{channel_id}").status == 200
 
 
-def test_channel_path_id_malformed_is_422(alice: ApiClient) -> None:
-    answer = alice.get("/v1/channels/bad%00id")
+def test_channel_path_id_malformed_is_422(bare: ApiClient) -> None:
+    answer = bare.get("/v1/channels/bad%00id")
     assert answer.status == 422
     assert answer.json["errors"][0]["loc"][0] == "path"

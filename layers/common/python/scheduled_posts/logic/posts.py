@@ -238,7 +238,7 @@ def _parse_bound(value: str | None, name: str) -> datetime | None:
         return None
     try:
         return parse_instant(value)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise ValidationFailedError(
             "the request is not valid",
             [_error(["query", name], str(exc), "datetime_from_rfc3339")],

@@ -80,7 +80,10 @@ def _parse_publish_at(value: Any) -> datetime:
         raise ValueError("must be an RFC 3339 date-time string with an offset")
     if len(value) > 64:
         raise ValueError("is too long for an RFC 3339 date-time")
-    return parse_instant(value)
+    try:
+        return parse_instant(value)
+    except OverflowError as exc:  # an offset that moves the instant out of range
+        raise ValueError("is out of range") from exc
 
 
 def _distinct(values: list[str]) -> list[str]:
