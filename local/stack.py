@@ -9,6 +9,7 @@ thread bounded, so the whole stack is down within a few seconds.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -32,6 +33,8 @@ from local.http_front import ApiFront, JwtChecker
 from local.lambda_runtime import LambdaFunction, is_available
 from local.schedulers import Schedule
 from local.sqs_poller import BatchOutcome, SqsPoller
+from scheduled_posts.clock import format_instant
+from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.settings import Settings
 
 log = logging.getLogger("local.stack")
@@ -43,18 +46,15 @@ _FINISHED = {"published", "partially_published", "failed", "missed"}
 class PublishLog:
     """Logs each finished post once, with its lag, after the worker batch that finished it.
 
-    Reads the post item (``pk = POST#<id>``, ``sk = POST``) of every schedule id in the batch;
-    remembers the last 10,000 logged ids so a post is logged once.
+    Reads each post of the batch through the data layer (:class:`PostRepository`); remembers
+    the last 10,000 logged ids so a post is logged once.
     """
 
-    def __init__(self, dynamodb: Any, posts_table: str) -> None:
-        self.dynamodb = dynamodb
-        self.posts_table = posts_table
+    def __init__(self, posts: PostRepository) -> None:
+        self.posts = posts
         self._seen: OrderedDict[str, None] = OrderedDict()
 
     def __call__(self, records: list[dict[str, Any]], outcome: BatchOutcome) -> None:
-        import json
-
         ids: list[str] = []
         for record in records:
             try:
@@ -65,26 +65,23 @@ class PublishLog:
             if schedule_id in self._seen:
                 continue
             try:
-                item = self.dynamodb.get_item(
-                    TableName=self.posts_table,
-                    Key={"pk": {"S": f"POST#{schedule_id}"}, "sk": {"S": "POST"}},
-                ).get("Item")
+                post = self.posts.get(schedule_id)
             except Exception:
                 log.debug("could not read post %s", schedule_id, exc_info=True)
                 continue
-            status = (item or {}).get("status", {}).get("S")
-            if status not in _FINISHED:
+            if post is None or post.status.value not in _FINISHED:
                 continue
             self._seen[schedule_id] = None
             if len(self._seen) > 10_000:
                 self._seen.popitem(last=False)
-            lag = (item or {}).get("publish_lag_seconds", {}).get("N")
+            lag = post.publish_lag_seconds
             log.info(
-                "%s schedule_id=%s publish_at=%s lag=%s",
-                status,
+                "%s schedule_id=%s publish_at=%s lag=%s channels=%s",
+                post.status.value,
                 schedule_id,
-                (item or {}).get("publish_at", {}).get("S"),
-                f"{float(lag):.3f}s" if lag is not None else "-",
+                format_instant(post.publish_at),
+                f"{lag:.3f}s" if lag is not None else "-",
+                ",".join(f"{c}:{d.status.value}" for c, d in post.deliveries.items()),
             )
 
 
@@ -157,7 +154,12 @@ class LocalStack:
                     batch_size=config.worker_batch_size,
                     wait_seconds=config.poll_wait_seconds,
                     stop_event=self.stop_event,
-                    on_batch=PublishLog(boto3.client("dynamodb"), settings.POSTS_TABLE_NAME),
+                    on_batch=PublishLog(
+                        PostRepository(
+                            posts_table_name=settings.POSTS_TABLE_NAME,
+                            due_table_name=settings.DUE_INDEX_TABLE_NAME,
+                        )
+                    ),
                 )
             )
         else:

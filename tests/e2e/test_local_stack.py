@@ -241,6 +241,8 @@ def test_local_stack_posts_published_exactly_once_never_early_with_edit_and_canc
         delivered_ids, "published"
     )
     assert final[cancelled["schedule_id"]]["status"] == "cancelled"
+    logged = "\n".join(stack.output)
+    assert [sid for sid in delivered_ids if f"published schedule_id={sid}" not in logged] == []
 
 
 def test_local_stack_restart_while_aws_keeps_running_loses_and_duplicates_nothing(
