@@ -35,9 +35,11 @@ venv: $(VENV)/.installed-dev ## Everything: runtime, local stack, CDK, test and 
 venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
 
 # The local stack (local/): the whole service on an embedded AWS, no account, no CDK.
-.PHONY: run token receiver demo
+.PHONY: run aws token receiver demo
 run: venv-local ## Start the service locally (embedded AWS, in memory); prints "API ready at ..."
 	@$(PY) -m local run
+aws: venv-local ## Only the embedded AWS (moto, in memory); `make run` reuses it across restarts
+	@$(PY) -m local aws
 token: venv-local ## Print a 1 h JWT for the local stack: make token USER=alice
 	@$(PY) -m local token "$(USER)"
 receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; RECEIVER_SECRET to verify)
