@@ -3,7 +3,7 @@ worker, sweeper and watchdog handlers, played by the driver on the simulated clo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -142,6 +142,13 @@ def build_fire_path(clock: SimClock, **overrides: Any) -> FirePath:
         queue=DispatchQueue(aws.settings.DISPATCH_QUEUE_URL),
         due_index=DueIndex(aws.settings.DUE_INDEX_TABLE_NAME),
     )
+
+
+@pytest.fixture
+def make_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
+    """``make_fire(**settings_overrides)``: a fire path with other settings."""
+    with mock_aws():
+        yield lambda **overrides: build_fire_path(clock, **overrides)
 
 
 @pytest.fixture
