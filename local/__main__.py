@@ -6,12 +6,15 @@
 * ``token [USER]``: print an HS256 JWT for ``sub=USER`` valid 1 h (``make token USER=alice``).
 * ``receiver``: a webhook receiver on ``RECEIVER_PORT`` (``make receiver``).
 * ``demo``: the scripted tour against a running stack (``make demo``).
+* ``env``: print ``export`` lines that point a shell (``aws`` CLI, ``make redrive``...) at the
+  running embedded AWS and its resources: ``eval "$(python -m local env)"``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 
@@ -34,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("user", nargs="?", default=os.environ.get("USER_SUB") or "alice")
     token.add_argument("--ttl", type=int, default=3600, help="seconds (default 3600)")
     commands.add_parser("receiver", help="start a webhook receiver")
+    commands.add_parser("env", help="print exports for the running embedded AWS")
     demo = commands.add_parser("demo", help="scripted tour against a running stack")
     demo.add_argument("--posts", type=int, default=30)
     args = parser.parse_args(argv)
@@ -60,6 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _raise_keyboard_interrupt)
         serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
+        return 0
+    if args.command == "env":
+        from local.embedded_aws import resource_environment
+
+        for name, value in sorted(resource_environment(config.aws_port).items()):
+            print(f"export {name}={shlex.quote(value)}")
         return 0
     if args.command == "demo":
         from local.demo import run_demo

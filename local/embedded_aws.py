@@ -259,3 +259,23 @@ def queue_arn(port: int, queue_url: str) -> str:
             ]
         )
     return f"arn:aws:sqs:{REGION}:123456789012:{queue_url.rsplit('/', 1)[-1]}"
+
+
+def resource_environment(port: int) -> dict[str, str]:
+    """Client environment plus the resource settings of the stack on ``port``.
+
+    Table names come from :class:`Settings` (defaults or the environment); queue URLs are looked
+    up on the server. Raises botocore errors when no stack's queues exist there.
+    """
+    from scheduled_posts.settings import Settings
+
+    settings = Settings.from_env()
+    _, sqs = _clients(port)
+    env = client_environment(port)
+    for table in ALL_TABLES:
+        env[table.settings_name] = str(getattr(settings, table.settings_name))
+    for queue in ALL_QUEUES:
+        env[queue.settings_name] = sqs.get_queue_url(QueueName=QUEUE_NAMES[queue.logical_id])[
+            "QueueUrl"
+        ]
+    return env

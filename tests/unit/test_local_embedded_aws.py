@@ -16,7 +16,13 @@ from local.config import (
     apply_service_defaults,
     derived_cursor_secret,
 )
-from local.embedded_aws import endpoint_url, ensure_resources, ensure_server, is_moto
+from local.embedded_aws import (
+    endpoint_url,
+    ensure_resources,
+    ensure_server,
+    is_moto,
+    resource_environment,
+)
 
 NAMES = {
     "POSTS_TABLE_NAME": "p",
@@ -99,3 +105,11 @@ def test_derived_cursor_secret_is_stable_and_not_the_jwt_secret() -> None:
 def test_local_config_batch_size_over_ten_is_refused() -> None:
     with pytest.raises(ValueError, match="WORKER_BATCH_SIZE"):
         LocalConfig.from_env({"WORKER_BATCH_SIZE": "11"})
+
+
+def test_resource_environment_names_endpoint_and_queue_urls(moto_port: int) -> None:
+    queues = ensure_resources(moto_port, NAMES, max_receive_count=5, visibility_timeout_seconds=60)
+    env = resource_environment(moto_port)
+    assert env["AWS_ENDPOINT_URL"] == endpoint_url(moto_port)
+    assert env["DISPATCH_QUEUE_URL"] == queues["DISPATCH_QUEUE_URL"]
+    assert env["AWS_ACCESS_KEY_ID"] == "local"
