@@ -1,0 +1,299 @@
+"""Publish lag on the local stack: real HTTP in, real webhooks out on loopback.
+
+1. Start the embedded AWS as ``python -m bench.timed_moto`` (moto's server plus a timing
+   middleware) on a free port, then ``python -m local run`` on free ports (it reuses that moto),
+   with a short sweep interval (``--sweep-interval``) and lookahead (``--lookahead``).
+2. One webhook receiver per user (``local.receiver.Receiver``, signature checked with that
+   user's channel secret), each on its own loopback port.
+3. Scenario *burst*: ``--burst`` posts due in the same second, over ``--users`` users.
+   Scenario *spread*: ``--spread`` posts due uniformly over ``--spread-seconds``, over the same
+   users (so the pending-post limit does not bind).
+4. For each: lag = receiver arrival - ``publish_at`` (p50/p95/p99/max), early deliveries (must
+   be 0), accepted duplicates (must be 0: a second accepted delivery for one Idempotency-Key),
+   raw re-sends, posts never delivered, and the embedded AWS's own share: seconds the moto
+   server spent serving requests (``ReceiveMessage`` long polls, which mostly wait, listed
+   apart), against the scenario's wall time.
+
+Not part of ``make test``. Takes about ``spread-seconds`` + 3 minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench.report import REPO_ROOT, percentile, table, write_result
+
+JWT_SECRET = "bench-secret-long-enough-for-hs256-signing"
+START_TIMEOUT = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
+    env.update(
+        PYTHONPATH=f"{REPO_ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{REPO_ROOT}",
+        LOCAL_JWT_SECRET=JWT_SECRET,
+        **extra,
+    )
+    return env
+
+
+def _wait_port(port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"nothing listening on {port} after {timeout} s")
+
+
+class Stack:
+    """``python -m local run`` in a subprocess (stdout collected)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "local", "run"],
+            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line.rstrip())
+            self.lines.put(line.rstrip())
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            if line.startswith("API ready at "):
+                return
+        raise RuntimeError("the local stack did not start:\n" + "\n".join(self.output[-30:]))
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=15)
+
+
+def _moto(port: int, path: str, method: str = "GET") -> Any:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        raw = response.read()
+    return json.loads(raw) if raw else None
+
+
+def _lag_summary(lags: list[float]) -> dict[str, float]:
+    ordered = sorted(lags)
+    return {
+        "p50": percentile(ordered, 50),
+        "p95": percentile(ordered, 95),
+        "p99": percentile(ordered, 99),
+        "max": ordered[-1] if ordered else float("nan"),
+    }
+
+
+def run_scenario(
+    name: str,
+    due_times: list[datetime],
+    clients: list[Any],
+    channels: list[str],
+    receivers: list[Any],
+    aws_port: int,
+    settle_seconds: float,
+) -> dict[str, Any]:
+    """Create one post per ``due_times`` entry (round-robin over users), wait, and measure."""
+    from scheduled_posts.clock import format_instant
+
+    _moto(aws_port, "/bench/reset", "POST")
+    resends_before = sum(r.resends for r in receivers)
+    started = time.monotonic()
+    created: dict[str, datetime] = {}
+    refused: list[int] = []
+    late_creates = 0
+
+    def create(i: int) -> None:
+        nonlocal late_creates
+        user = i % len(clients)
+        if due_times[i] <= datetime.now(UTC) + timedelta(seconds=1):
+            late_creates += 1
+            return
+        reply = clients[user].request(
+            "POST",
+            "/v1/scheduled-posts",
+            {"content": f"{name} {i}", "media_ids": [],
+             "publish_at": format_instant(due_times[i]), "channel_ids": [channels[user]]},
+        )  # fmt: skip
+        if reply.status == 201:
+            created[reply.body["schedule_id"]] = due_times[i]
+        else:
+            refused.append(reply.status)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(create, range(len(due_times))))
+    creates_done = time.monotonic()
+    deadline = max(due_times).timestamp() + settle_seconds
+    while time.time() < deadline:
+        delivered = {d.schedule_id for r in receivers for d in r.snapshot()}
+        if all(sid in delivered for sid in created):
+            break
+        time.sleep(0.5)
+    time.sleep(2.0)  # a short window for any duplicate to arrive
+    wall = time.monotonic() - started
+    deliveries = [d for r in receivers for d in r.snapshot() if d.schedule_id in created]
+    keys = [d.idempotency_key for d in deliveries]
+    lags = [d.lag_seconds for d in deliveries]
+    stats = _moto(aws_port, "/bench/stats")
+    receive_s = sum(v for k, v in stats["seconds"].items() if k.endswith("ReceiveMessage"))
+    busy_s = sum(stats["seconds"].values()) - receive_s
+    return {
+        "scenario": name,
+        "posts": len(due_times),
+        "created": len(created),
+        "refused_statuses": refused,
+        "not_created_time_passed": late_creates,
+        "create_seconds": round(creates_done - started, 1),
+        "delivered": len(set(keys)),
+        "missing": len(set(created) - {d.schedule_id for d in deliveries}),
+        "early": sum(1 for lag in lags if lag < 0),
+        "accepted_duplicates": len(keys) - len(set(keys)),
+        "raw_resends": sum(r.resends for r in receivers) - resends_before,
+        "lag_seconds": _lag_summary(lags),
+        "wall_seconds": round(wall, 1),
+        "moto_busy_seconds": round(busy_s, 2),
+        "moto_receive_seconds": round(receive_s, 2),
+        "moto_busy_share_of_wall": round(busy_s / wall, 3) if wall else None,
+        "moto_busy_ms_per_post": round(1000 * busy_s / max(1, len(created)), 1),
+        "moto_requests": sum(stats["count"].values()),
+        "moto_by_operation": {
+            k: {"seconds": round(v, 3), "count": stats["count"][k]}
+            for k, v in sorted(stats["seconds"].items(), key=lambda kv: -kv[1])
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--burst", type=int, default=200)
+    parser.add_argument("--spread", type=int, default=1000)
+    parser.add_argument("--spread-seconds", type=float, default=300.0)
+    parser.add_argument("--users", type=int, default=10)
+    parser.add_argument("--sweep-interval", type=int, default=2)
+    parser.add_argument("--lookahead", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    from local.client import ApiClient
+    from local.config import LocalConfig
+    from local.receiver import Receiver
+    from local.token import make_token
+
+    aws_port, api_port = _free_port(), _free_port()
+    settings_env = {
+        "SWEEP_INTERVAL_SECONDS": str(args.sweep_interval),
+        "LOOKAHEAD_SECONDS": str(args.lookahead),
+    }
+    moto = subprocess.Popen(
+        [sys.executable, "-m", "bench.timed_moto", "--port", str(aws_port)],
+        cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    receivers = [Receiver().start() for _ in range(args.users)]
+    stack: Stack | None = None
+    results: list[dict[str, Any]] = []
+    try:
+        _wait_port(aws_port, START_TIMEOUT)
+        stack = Stack(_env(AWS_PORT=str(aws_port), API_PORT=str(api_port), **settings_env))
+        stack.wait_ready()
+        config = LocalConfig(jwt_secret=JWT_SECRET)
+        clients = [
+            ApiClient(f"http://127.0.0.1:{api_port}", make_token(f"bench-user-{u}", config))
+            for u in range(args.users)
+        ]
+        channels = []
+        for client, receiver in zip(clients, receivers, strict=True):
+            reply = client.request(
+                "POST",
+                "/v1/channels",
+                {"platform": "webhook", "name": "bench", "url": receiver.url},
+            )
+            if reply.status != 201:
+                raise RuntimeError(f"channel create failed: {reply.status} {reply.body}")
+            receiver.secret = reply.body["signing_secret"]
+            channels.append(reply.body["channel_id"])
+
+        lead = 15 + args.burst / 10
+        burst_at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=lead)
+        results.append(
+            run_scenario("burst", [burst_at] * args.burst, clients, channels, receivers,
+                         aws_port, settle_seconds=120)
+        )  # fmt: skip
+        spread_start = datetime.now(UTC) + timedelta(seconds=20)
+        step = args.spread_seconds / max(1, args.spread)
+        spread_times = [spread_start + timedelta(seconds=i * step) for i in range(args.spread)]
+        results.append(
+            run_scenario("spread", spread_times, clients, channels, receivers, aws_port,
+                         settle_seconds=120)
+        )  # fmt: skip
+    finally:
+        if stack is not None:
+            stack.stop()
+        for receiver in receivers:
+            receiver.stop()
+        moto.send_signal(signal.SIGTERM)
+        try:
+            moto.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            moto.kill()
+    payload = {
+        "settings": {**settings_env, "users": args.users, "worker_batch_size": "local default"},
+        "scenarios": results,
+    }
+    path = write_result("local_lag", payload)
+    rows = [
+        [r["scenario"], r["posts"], r["created"], r["delivered"], r["missing"],
+         r["lag_seconds"]["p50"], r["lag_seconds"]["p95"], r["lag_seconds"]["p99"],
+         r["lag_seconds"]["max"], r["early"], r["accepted_duplicates"], r["raw_resends"],
+         r["moto_busy_share_of_wall"], r["moto_busy_ms_per_post"]]
+        for r in results
+    ]  # fmt: skip
+    print(table(
+        ["scenario", "posts", "created", "delivered", "missing", "p50 s", "p95 s", "p99 s",
+         "max s", "early", "dup accepted", "raw re-sends", "moto busy share", "moto ms/post"],
+        rows,
+    ))  # fmt: skip
+    print(f"\nwrote {path}")
+    return payload
+
+
+if __name__ == "__main__":
+    main()
