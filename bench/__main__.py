@@ -37,6 +37,10 @@ def main() -> int:
             traceback.print_exc()
             failed.append(name)
         print(f"=== bench.{name}: {time.perf_counter() - started:.0f} s ===", flush=True)
+    from bench.render import render
+
+    for path in render():
+        print(f"wrote {path}")
     if failed:
         print(f"\nfailed: {', '.join(failed)}")
     return 1 if failed else 0

@@ -146,8 +146,11 @@ class Assumptions:
     webhook_sigma: float = 0.6
     worker_calls_before_send: int = 3  # GetItem post, claim UpdateItem, idempotency PutItem
     worker_calls_after_send: int = 4  # idempotency save, final UpdateItem, attempt PutItem, release
-    posts_write_units_before_send: float = 2.0  # claim (post item 1-2 KB)
-    posts_write_units_after_send: float = 4.0  # final update (2) + attempt (1) + release (1)
+    #: Worker write units per post, matched to ``bench/cost.py``'s measurement of the real worker
+    #: (12 per one-channel post: a transactional claim 6, idempotency put 1, attempt put 1,
+    #: idempotency completion and final post updates 4).
+    posts_write_units_before_send: float = 6.0
+    posts_write_units_after_send: float = 4.0
     idempotency_write_units_before_send: float = 1.0
     idempotency_write_units_after_send: float = 1.0
     due_mark_write_units: float = 1.0

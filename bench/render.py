@@ -1,0 +1,218 @@
+"""Write ``docs/benchmarks.md`` and the results section of ``docs/capacity.md`` from
+``bench/results/*.json`` (``python -m bench.render``; ``make bench`` runs it last).
+
+Every figure in those two documents comes from here, so a document can never show a number that
+no benchmark produced. ``docs/capacity.md`` keeps its hand-written explanation; only the text
+between ``<!-- bench:results:start -->`` and ``<!-- bench:results:end -->`` is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.report import REPO_ROOT, RESULTS_DIR, table
+
+DOCS = REPO_ROOT / "docs"
+START, END = "<!-- bench:results:start -->", "<!-- bench:results:end -->"
+
+
+def _load(name: str) -> dict[str, Any] | None:
+    path = RESULTS_DIR / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _header(result: dict[str, Any]) -> str:
+    m = result["machine"]
+    return (
+        f"_Run {result['date']} on {m['nproc']} CPUs, memory `{m['memory']}`, "
+        f"Python {m['python']} ({m['platform']})._"
+    )
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1_000_000:.2f} MB"
+
+
+def limits_section(result: dict[str, Any]) -> str:
+    """Markdown: the documented limits the model uses (with sources) and its assumptions."""
+    limits = [[name, v["value"], v["unit"], v["source"]] for name, v in result["limits"].items()]
+    assumptions = [[name, value] for name, value in result["assumptions"].items()]
+    return "\n".join([
+        "Documented limits (values and pages from `/work/shared/AWS-FACTS.md`):", "",
+        table(["limit", "value", "unit", "source"], limits), "",
+        "Assumptions (not AWS limits; `bench.capacity_sim.Assumptions`):", "",
+        table(["assumption", "value"], assumptions),
+    ])  # fmt: skip
+
+
+def capacity_section(result: dict[str, Any], sizes_only: tuple[int, ...] | None = None) -> str:
+    """Markdown: every configuration run, with its lag percentiles and whether p99 < 60 s."""
+    runs = result["runs"]
+    rows = []
+    for r in runs:
+        c = r["config"]
+        if sizes_only and r["posts"] not in sizes_only:
+            continue
+        rows.append([
+            r["posts"], c["write_shards"], c["lookahead_s"], c["max_concurrency"], c["batch_size"],
+            c["sweeper_parallelism"], int(c["table_write_units_per_s"]),
+            "yes" if c["batch_parallel"] else "no", c["dispatch_queues"], c["region_concurrency"],
+            r["p50"], r["p95"], r["p99"], r["max"], r["longest_sweep_s"], r["peak_concurrency"],
+            "**yes**" if r["p99_under_60s"] else "no",
+        ])  # fmt: skip
+    headers = [
+        "posts", "shards", "lookahead s", "MaximumConcurrency", "batch", "sweeper threads",
+        "table WRU/s", "batch in parallel", "queues", "region concurrency",
+        "p50 s", "p95 s", "p99 s", "max s", "longest sweep s", "peak batches", "p99 < 60 s",
+    ]  # fmt: skip
+    return "\n".join([
+        _header(result), "",
+        f"Seed {result['seed']}; {len(runs)} runs; simulation wall time "
+        f"{result['wall_seconds']} s. Lags are seconds after `publish_at` at the webhook.", "",
+        table(headers, rows),
+    ])  # fmt: skip
+
+
+def cost_section(result: dict[str, Any]) -> str:
+    models = result["models"]
+    rows = []
+    for name, m in models.items():
+        usd = m["usd_per_million_posts"]
+        rows.append([name, m["write_units_per_post"], m["read_units_per_post"],
+                     usd["api_gateway"], usd["lambda"], usd["dynamodb"], usd["sqs"],
+                     usd["scheduler"], usd["total"], m["fixed_usd_per_month"]])  # fmt: skip
+    ops = [
+        [o["phase"], o["service"], o["operation"], o["calls"], o["billed_requests"],
+         o["write_units"], o["read_units"], o["items_read"]]
+        for o in result["operations"]
+        if o["phase"] in {"create", "sweep", "worker", "watchdog", "idle-sweep", "idle-watchdog"}
+    ]  # fmt: skip
+    return "\n".join([
+        _header(result), "",
+        f"{result['posts']} posts measured ({result['published']} published, "
+        f"{result['accepted_deliveries']} accepted deliveries, {result['early_requests']} early); "
+        f"mean post item {result['post_item_bytes']} bytes. Prices: {result['prices_taken']}.", "",
+        table(["model", "WCU/post", "RCU/post", "API GW $", "Lambda $", "DynamoDB $", "SQS $",
+               "Scheduler $", "total $ per 1M posts", "fixed $/month"], rows),
+        "", "Requests and units counted in the run (all posts; `sweep`/`watchdog` include every "
+        "run in the window, the per-post figures above subtract the idle runs):", "",
+        table(["phase", "service", "operation", "calls", "billed requests", "WCU", "RCU",
+               "items read"], ops),
+    ])  # fmt: skip
+
+
+def sweep_section(result: dict[str, Any]) -> str:
+    rows = [
+        [r["far_future"], s, r[s]["posts_due_in_window"], r[s]["items_read"],
+         r[s]["amplification"], r[s]["query_calls"], r[s]["dynamodb_requests"],
+         r[s]["read_units"], r[s]["enqueued"]]
+        for r in result["runs"]
+        for s in ("first", "steady")
+    ]  # fmt: skip
+    return "\n".join([
+        _header(result), "",
+        table(["far-future pending", "sweep", "due in window", "items read", "amplification",
+               "Query calls", "DynamoDB requests", "read units", "enqueued"], rows),
+    ])  # fmt: skip
+
+
+def cold_section(result: dict[str, Any]) -> str:
+    imports = [
+        [i["handler"], i.get("total_ms", float("nan")), i.get("modules", i.get("error"))]
+        for i in result["imports"]
+    ]
+    parts = [
+        _header(result), "",
+        f"Import times with CPython {result['python_for_import_times']} on this machine (median "
+        f"of {result['imports'][0].get('repeat', 1)} fresh processes).", "",
+        table(["handler", "import ms", "modules imported"], imports),
+    ]  # fmt: skip
+    size = result.get("sizes")
+    if size:
+        rows = [["layer (requirements.txt + scheduled_posts)", _mb(size["layer"]["zipped_bytes"]),
+                 _mb(size["layer"]["unzipped_bytes"]), size["layer"]["files"]]]  # fmt: skip
+        rows += [
+            [f"function `{n}`", f"{s['zipped_bytes']:,} B", f"{s['unzipped_bytes']:,} B",
+             s["files"]]
+            for n, s in size["functions"].items()
+        ]  # fmt: skip
+        parts += ["", f"Layer built for {result['layer_target']}:", "",
+                  table(["artifact", "zipped", "unzipped", "files"], rows)]  # fmt: skip
+    return "\n".join(parts)
+
+
+def lag_section(result: dict[str, Any]) -> str:
+    rows = [
+        [s["scenario"], s["posts"], s["created"], s["delivered"], s["missing"],
+         s["lag_seconds"]["p50"], s["lag_seconds"]["p95"], s["lag_seconds"]["p99"],
+         s["lag_seconds"]["max"], s["early"], s["accepted_duplicates"], s["raw_resends"],
+         s["moto_busy_seconds"], s["wall_seconds"], s["moto_busy_share_of_wall"],
+         s["moto_busy_ms_per_post"]]
+        for s in result["scenarios"]
+    ]  # fmt: skip
+    return "\n".join([
+        _header(result), "",
+        f"Settings: `{json.dumps(result['settings'])}`.", "",
+        table(["scenario", "posts", "created", "delivered", "missing", "p50 s", "p95 s", "p99 s",
+               "max s", "early", "accepted duplicates", "raw re-sends", "moto busy s",
+               "wall s", "moto share of wall", "moto ms per post"], rows),
+    ])  # fmt: skip
+
+
+SECTIONS = (
+    ("Cost per post", "cost", cost_section),
+    ("Sweep read amplification", "sweep_reads", sweep_section),
+    ("Publish lag on the local stack", "local_lag", lag_section),
+    ("Cold start and size", "cold_start", cold_section),
+)
+
+
+def render() -> list[Path]:
+    """Rewrite ``docs/benchmarks.md`` and the generated part of ``docs/capacity.md``."""
+    written = []
+    parts = [
+        "# Benchmarks",
+        "",
+        "Generated by `python -m bench.render` from `bench/results/*.json` (`make bench` runs "
+        "every benchmark, then this). How each figure is produced: the docstring of its module "
+        "in `bench/`. moto's timings are never read as AWS's: AWS-side figures are counts "
+        "(requests, units, items) or the capacity model (`docs/capacity.md`).",
+    ]
+    for title, name, section in SECTIONS:
+        result = _load(name)
+        parts += ["", f"## {title} (`bench/{name}.py`)", ""]
+        parts.append(section(result) if result else "_Not run yet._")
+    capacity = _load("capacity_sim")
+    parts += ["", "## AWS scale model (`bench/capacity_sim.py`)", ""]
+    if capacity:
+        parts.append("Baseline settings per size; the full sweep is in `docs/capacity.md`.")
+        parts.append("")
+        baseline = dict(capacity["baseline"])
+        keep = [r for r in capacity["runs"] if r["config"] == baseline]
+        parts.append(capacity_section({**capacity, "runs": keep}))
+    else:
+        parts.append("_Not run yet._")
+    path = DOCS / "benchmarks.md"
+    path.write_text("\n".join(parts) + "\n")
+    written.append(path)
+    cap_path = DOCS / "capacity.md"
+    if capacity and cap_path.exists():
+        text = cap_path.read_text()
+        if START in text and END in text:
+            head, rest = text.split(START, 1)
+            _, tail = rest.split(END, 1)
+            body = f"{limits_section(capacity)}\n\n{capacity_section(capacity)}"
+            cap_path.write_text(f"{head}{START}\n{body}\n{END}{tail}")
+            written.append(cap_path)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    for path in render():
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
