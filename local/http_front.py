@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -24,7 +25,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import jwt
 
@@ -35,6 +36,39 @@ log = logging.getLogger("local.api")
 #: HTTP API payload limit (API Gateway quotas: "Payload size" 10 MB).
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 _TEXT_TYPES = ("text/", "application/json", "application/problem+json", "application/xml")
+
+#: The deployed API's routes (``infra/api.py`` ``ROUTES``; a unit test keeps the two equal).
+#: API Gateway answers a request that matches none with 404 ``{"message":"Not Found"}``,
+#: before the authorizer and without calling the Lambda.
+ROUTES: dict[str, tuple[str, ...]] = {
+    "/v1/channels": ("GET", "POST"),
+    "/v1/channels/{channel_id}": ("GET", "DELETE"),
+    "/v1/channels/{channel_id}/rotate-secret": ("POST",),
+    "/v1/scheduled-posts": ("GET", "POST"),
+    "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),
+    "/v1/scheduled-posts/{schedule_id}/attempts": ("GET",),
+    "/v1/scheduled-posts/{schedule_id}/retry": ("POST",),
+}
+_ROUTE_PATTERNS = [
+    (
+        template,
+        methods,
+        re.compile("^" + re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"),
+    )
+    for template, methods in ROUTES.items()
+]
+
+
+def match_route(method: str, path: str) -> tuple[str, dict[str, str]] | None:
+    """The route key (``"GET /v1/channels/{channel_id}"``) and path parameters, or ``None``.
+
+    A ``{name}`` matches one path segment; path parameters are URL-decoded.
+    """
+    for template, methods, pattern in _ROUTE_PATTERNS:
+        found = pattern.match(path)
+        if found and method in methods:
+            return f"{method} {template}", {k: unquote(v) for k, v in found.groupdict().items()}
+    return None
 
 
 class Unauthorized(Exception):
@@ -150,8 +184,10 @@ def build_event(
     source_ip: str,
     host: str,
     now: datetime | None = None,
+    route_key: str = "$default",
+    path_parameters: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """An API Gateway HTTP API payload v2 event for one request (route ``$default``).
+    """An API Gateway HTTP API payload v2 event for one request.
 
     Repeated headers and query parameters are joined with commas; cookies go to ``cookies``;
     a body that is not text is base64-encoded (``isBase64Encoded``), as API Gateway does.
@@ -180,7 +216,7 @@ def build_event(
     request_id = base64.b64encode(uuid.uuid4().bytes[:10]).decode().rstrip("=")
     event: dict[str, Any] = {
         "version": "2.0",
-        "routeKey": "$default",
+        "routeKey": route_key,
         "rawPath": parts.path,
         "rawQueryString": parts.query,
         "headers": merged,
@@ -200,7 +236,7 @@ def build_event(
                 "userAgent": merged.get("user-agent", ""),
             },
             "requestId": request_id,
-            "routeKey": "$default",
+            "routeKey": route_key,
             "stage": "$default",
             "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
             "timeEpoch": int(now.timestamp() * 1000),
@@ -211,6 +247,8 @@ def build_event(
         event["cookies"] = cookies
     if query:
         event["queryStringParameters"] = query
+    if path_parameters:
+        event["pathParameters"] = path_parameters
     if body:
         if text_body is not None:
             event["body"] = text_body
@@ -306,6 +344,12 @@ class ApiFront:
             )
             return
         body = request.rfile.read(length) if length else b""
+        route = match_route(request.command, urlsplit(request.path).path)
+        if route is None:
+            self._send(
+                request, 404, [("content-type", "application/json")], b'{"message":"Not Found"}'
+            )
+            return
         try:
             claims = self.checker.check(request.headers.get("authorization"))
         except Unauthorized as exc:
@@ -320,6 +364,8 @@ class ApiFront:
             claims=claims,
             source_ip=request.client_address[0],
             host=request.headers.get("host") or f"127.0.0.1:{self.port}",
+            route_key=route[0],
+            path_parameters=route[1],
         )
         try:
             result, _ = self.function.invoke(event)

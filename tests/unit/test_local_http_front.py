@@ -14,10 +14,12 @@ import pytest
 
 from local.config import LocalConfig
 from local.http_front import (
+    ROUTES,
     ApiFront,
     JwtChecker,
     Unauthorized,
     build_event,
+    match_route,
     response_from_result,
     unauthorized_response,
 )
@@ -200,12 +202,14 @@ def test_api_front_with_token_passes_claims_and_returns_handler_response() -> No
 
     front = _front(handler)
     try:
-        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/x?a=1", _token())
+        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/channels/c%201?a=1", _token())
     finally:
         front.stop()
     assert (status, body) == (404, b'{"status":404}')
     assert seen[0]["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] == "alice"
     assert seen[0]["requestContext"]["http"]["method"] == "GET"
+    assert seen[0]["routeKey"] == "GET /v1/channels/{channel_id}"
+    assert seen[0]["pathParameters"] == {"channel_id": "c 1"}
 
 
 def test_api_front_handler_exception_answers_api_gateway_500() -> None:
@@ -214,7 +218,29 @@ def test_api_front_handler_exception_answers_api_gateway_500() -> None:
 
     front = _front(handler)
     try:
-        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/x", _token())
+        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/channels", _token())
     finally:
         front.stop()
     assert (status, body) == (500, b'{"message":"Internal Server Error"}')
+
+
+def test_api_front_unknown_route_answers_404_before_the_authorizer() -> None:
+    calls: list[dict[str, Any]] = []
+    front = _front(lambda event, context: calls.append(event))
+    try:
+        status, _, body = _get(f"http://127.0.0.1:{front.port}/v1/nothing-here", None)
+    finally:
+        front.stop()
+    assert (status, body, calls) == (404, b'{"message":"Not Found"}', [])
+
+
+def test_match_route_method_not_on_route_is_none() -> None:
+    assert match_route("PUT", "/v1/channels") is None
+
+
+def test_routes_match_the_deployed_api_routes() -> None:
+    infra_api = pytest.importorskip("infra.api")
+    deployed = {
+        path: tuple(sorted(m.value for m in methods)) for path, methods in infra_api.ROUTES.items()
+    }
+    assert deployed == {path: tuple(sorted(methods)) for path, methods in ROUTES.items()}
