@@ -26,6 +26,8 @@ def test_parse_instant_with_offset_converts_to_utc() -> None:
         "2026-11-29T24:00:00Z",  # impossible time
         "2026-11-29T13:00:60Z",  # leap second refused rather than silently shifted
         "2026-11-29T13:00:00+25:00",
+        "0001-01-01T00:00:00+23:59",  # before datetime.min once converted to UTC
+        "9999-12-31T23:59:59.9999Z",  # rounding up past datetime.max
         "tomorrow",
         "",
     ],

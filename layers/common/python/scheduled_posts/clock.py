@@ -72,7 +72,10 @@ def parse_instant(value: str) -> datetime:
         hours, minutes = int(offset[1:3]), int(offset[4:6])
         if hours > 23 or minutes > 59:
             raise ValueError("has an invalid UTC offset")
-        base -= sign * timedelta(hours=hours, minutes=minutes)
+        try:
+            base -= sign * timedelta(hours=hours, minutes=minutes)
+        except OverflowError as exc:
+            raise ValueError("is out of range") from exc
     micros = 0
     frac = match["frac"]
     if frac:
