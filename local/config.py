@@ -38,6 +38,10 @@ class LocalConfig:
     poll_wait_seconds:
         ``POLL_WAIT_SECONDS`` (2): long-poll wait of each receive (AWS's mapping uses 20; shorter
         here so Ctrl-C stops within a few seconds).
+    poll_interval_seconds:
+        ``POLL_INTERVAL_SECONDS`` (0.25): the long poll is emulated by short receives this far
+        apart, so a delayed message is picked up about as soon as it becomes visible, as SQS
+        does (moto's own long poll notices it only about a second later). ``0`` uses moto's.
     scheduled_timeout_seconds:
         ``SCHEDULED_TIMEOUT_SECONDS`` (60): emulated timeout of the sweeper, watchdog, reconciler.
     api_timeout_seconds:
@@ -54,6 +58,7 @@ class LocalConfig:
     worker_timeout_seconds: int = 60
     worker_batch_size: int = 10
     poll_wait_seconds: int = 2
+    poll_interval_seconds: float = 0.25
     scheduled_timeout_seconds: int = 60
     api_timeout_seconds: int = 29
 
@@ -82,6 +87,7 @@ class LocalConfig:
             worker_timeout_seconds=num("WORKER_TIMEOUT_SECONDS", cls.worker_timeout_seconds),
             worker_batch_size=num("WORKER_BATCH_SIZE", cls.worker_batch_size),
             poll_wait_seconds=num("POLL_WAIT_SECONDS", cls.poll_wait_seconds),
+            poll_interval_seconds=float(env.get("POLL_INTERVAL_SECONDS") or 0.25),
             scheduled_timeout_seconds=num(
                 "SCHEDULED_TIMEOUT_SECONDS", cls.scheduled_timeout_seconds
             ),

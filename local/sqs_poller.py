@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -116,6 +117,11 @@ class SqsPoller:
         Up to 10 (the SQS receive maximum).
     wait_seconds:
         The long-poll wait of each receive.
+    poll_interval_seconds:
+        When set, a long poll is emulated with short receives this far apart until
+        ``wait_seconds`` pass: SQS returns a long poll as soon as a message becomes visible,
+        while moto re-checks delayed messages only about once a second. ``None`` uses moto's
+        own long poll.
     on_batch:
         Called after each batch with the records and the outcome (logging).
     """
@@ -129,6 +135,7 @@ class SqsPoller:
         function: LambdaFunction,
         batch_size: int = 10,
         wait_seconds: int = 2,
+        poll_interval_seconds: float | None = None,
         stop_event: threading.Event | None = None,
         on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
     ) -> None:
@@ -138,6 +145,7 @@ class SqsPoller:
         self.function = function
         self.batch_size = batch_size
         self.wait_seconds = wait_seconds
+        self.poll_interval_seconds = poll_interval_seconds
         self.stop_event = stop_event or threading.Event()
         self.on_batch = on_batch
         self.batches = 0
@@ -157,10 +165,21 @@ class SqsPoller:
 
     def receive(self) -> list[dict[str, Any]]:
         """One long-poll receive (up to ``batch_size`` messages, all attributes)."""
+        if self.poll_interval_seconds is None:
+            return self._receive(self.wait_seconds)
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            messages = self._receive(0)
+            if messages or time.monotonic() >= deadline:
+                return messages
+            if self.stop_event.wait(self.poll_interval_seconds):
+                return []
+
+    def _receive(self, wait_seconds: int) -> list[dict[str, Any]]:
         response = self.sqs.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self.batch_size,
-            WaitTimeSeconds=self.wait_seconds,
+            WaitTimeSeconds=wait_seconds,
             AttributeNames=["All"],
             MessageSystemAttributeNames=["All"],
             MessageAttributeNames=["All"],

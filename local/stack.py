@@ -153,6 +153,7 @@ class LocalStack:
                     function=LambdaFunction("worker", config.worker_timeout_seconds),
                     batch_size=config.worker_batch_size,
                     wait_seconds=config.poll_wait_seconds,
+                    poll_interval_seconds=config.poll_interval_seconds or None,
                     stop_event=self.stop_event,
                     on_batch=PublishLog(
                         PostRepository(

@@ -149,3 +149,16 @@ def test_lambda_function_serialises_invocations() -> None:
     for thread in threads:
         thread.join(5)
     assert active["max"] == 1
+
+
+def test_poller_emulated_long_poll_returns_message_sent_during_the_wait(
+    aws: AwsResources,
+) -> None:
+    poller = _poller(aws, lambda e, c: None)
+    poller.wait_seconds = 5
+    poller.poll_interval_seconds = 0.05
+    sender = threading.Timer(0.2, _send, args=(aws, "late"))
+    sender.start()
+    messages = poller.receive()
+    sender.join()
+    assert [m["Body"] for m in messages] == ["late"]
