@@ -68,7 +68,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "env":
         from local.embedded_aws import resource_environment
 
-        for name, value in sorted(resource_environment(config.aws_port).items()):
+        try:
+            exports = resource_environment(config.aws_port)
+        except Exception as exc:
+            print(f"no local stack on AWS_PORT={config.aws_port}: {exc}", file=sys.stderr)
+            return 1
+        for name, value in sorted(exports.items()):
             print(f"export {name}={shlex.quote(value)}")
         return 0
     if args.command == "demo":
