@@ -103,16 +103,15 @@ class JwtChecker:
         if not token or token.lower() == "bearer":
             raise Unauthorized("the token is malformed")
         try:
-            return dict(
+            claims = dict(
                 jwt.decode(
                     token,
                     self.secret,
                     algorithms=["HS256"],
                     issuer=self.issuer,
-                    audience=self.audience,
                     options={
                         "require": ["exp"],
-                        "verify_aud": self.audience is not None,
+                        "verify_aud": False,  # checked below, as API Gateway does
                         "verify_iss": self.issuer is not None,
                     },
                 )
@@ -121,8 +120,6 @@ class JwtChecker:
             raise Unauthorized("the token has expired") from exc
         except jwt.ImmatureSignatureError as exc:
             raise Unauthorized("the token is not valid yet") from exc
-        except jwt.InvalidAudienceError as exc:
-            raise Unauthorized("the token does not have a valid audience") from exc
         except jwt.InvalidIssuerError as exc:
             raise Unauthorized("the token does not have a valid issuer") from exc
         except jwt.MissingRequiredClaimError as exc:
@@ -131,6 +128,18 @@ class JwtChecker:
             raise Unauthorized("the token signature is invalid") from exc
         except jwt.PyJWTError as exc:
             raise Unauthorized("the token is malformed") from exc
+        if self.audience is not None and not self._audience_ok(claims):
+            raise Unauthorized("the token does not have a valid audience")
+        return claims
+
+    def _audience_ok(self, claims: dict[str, Any]) -> bool:
+        """``aud`` (a string or a list) names a configured audience; without ``aud``,
+        ``client_id`` must (Cognito access tokens carry ``client_id``, not ``aud``).
+        ``LOCAL_JWT_AUDIENCE`` may list several, comma-separated."""
+        allowed = {a.strip() for a in (self.audience or "").split(",") if a.strip()}
+        aud = claims.get("aud", claims.get("client_id"))
+        values = {aud} if isinstance(aud, str) else set(aud) if isinstance(aud, list) else set()
+        return bool(values & allowed)
 
 
 def unauthorized_response(error: Unauthorized) -> tuple[int, dict[str, str], bytes]:

@@ -244,3 +244,13 @@ def test_routes_match_the_deployed_api_routes() -> None:
         path: tuple(sorted(m.value for m in methods)) for path, methods in infra_api.ROUTES.items()
     }
     assert deployed == {path: tuple(sorted(methods)) for path, methods in ROUTES.items()}
+
+
+def test_jwt_checker_configured_audience_accepts_matching_client_id_without_aud() -> None:
+    claims = JwtChecker(SECRET, audience="app-client").check(_token(client_id="app-client"))
+    assert claims["client_id"] == "app-client"
+
+
+def test_jwt_checker_configured_audience_refuses_token_without_aud_or_client_id() -> None:
+    with pytest.raises(Unauthorized):
+        JwtChecker(SECRET, audience="app-client").check(_token())
