@@ -65,6 +65,10 @@ class ApiDependencies:
     resolver: Resolver = system_resolver
     promoter: Promoter | None = None
     dynamodb: Any | None = None
+    #: A low-level DynamoDB client for the create idempotency records (default: Powertools' own).
+    #: Not ``dynamodb.meta.client``: a resource's client takes plain Python values, Powertools
+    #: sends typed attribute values.
+    idempotency_client: Any | None = None
 
     @cached_property
     def posts(self) -> PostRepository:
@@ -110,7 +114,7 @@ class ApiDependencies:
     def _create_once(self) -> Callable[..., dict[str, Any]]:
         persistence = DynamoDBPersistenceLayer(
             table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
-            boto3_client=self.dynamodb.meta.client if self.dynamodb is not None else None,
+            boto3_client=self.idempotency_client,
         )
         deps = self.post_deps
 
