@@ -26,6 +26,7 @@ import pytest
 
 from local.client import ApiClient
 from local.config import LocalConfig
+from local.embedded_aws import is_moto
 from local.receiver import Receiver
 from local.token import make_token
 from scheduled_posts.clock import format_instant, parse_instant
@@ -126,11 +127,10 @@ def aws_port() -> Iterator[int]:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                break
+    while time.monotonic() < deadline and not is_moto(port):
+        assert process.poll() is None, "the embedded AWS exited"
         time.sleep(0.2)
+    assert is_moto(port), "the embedded AWS did not start"
     yield port
     process.terminate()
     try:
