@@ -148,11 +148,14 @@ def build_fire_path(clock: SimClock, **overrides: Any) -> FirePath:
 def make_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
     """``make_fire(**settings_overrides)``: a fire path with other settings."""
     with mock_aws():
-        yield lambda **overrides: build_fire_path(clock, **overrides)
+        yield lambda **overrides: build_fire_path(clock, **{"WRITE_SHARD_COUNT": 2, **overrides})
 
 
 @pytest.fixture
 def fire(clock: SimClock) -> Iterator[FirePath]:
-    """The fire path with default settings (``RETRY_BASE_SECONDS`` 2 to keep waits short)."""
+    """The fire path with default settings, except short retry waits and 2 write shards (fewer
+    moto queries per sweep and watchdog run; the sweep tests use the default 8)."""
     with mock_aws():
-        yield build_fire_path(clock, RETRY_BASE_SECONDS=2.0, RETRY_CAP_SECONDS=60.0)
+        yield build_fire_path(
+            clock, RETRY_BASE_SECONDS=2.0, RETRY_CAP_SECONDS=60.0, WRITE_SHARD_COUNT=2
+        )

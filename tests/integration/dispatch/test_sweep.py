@@ -118,6 +118,7 @@ def test_sweep_two_sweepers_overlapping_make_at_most_counted_duplicates(
     assert len(bodies) - 12 == r1.duplicates + r2.duplicates
 
 
+@pytest.mark.slow
 def test_sweep_reads_with_far_future_entries_equal_reads_without(
     aws: AwsResources, clock: SimClock
 ) -> None:
