@@ -294,6 +294,15 @@ def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
     return None
 
 
+def _lower_media_type(event: dict[str, Any]) -> dict[str, Any]:
+    """Media types are case-insensitive (RFC 9110 section 8.3.1), but Powertools compares the
+    ``content-type`` header with ``application/json`` as is: hand it the lower-case value."""
+    headers = event.get("headers")
+    if not isinstance(headers, dict) or not isinstance(headers.get("content-type"), str):
+        return event
+    return {**event, "headers": {**headers, "content-type": headers["content-type"].lower()}}
+
+
 def _proxy_problem(error: problems.ServiceError) -> dict[str, Any]:
     body: dict[str, Any] = {"type": problems.type_for(error.title), "title": error.title}
     body.update({"status": error.status, "detail": error.detail})
@@ -316,4 +325,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if refused is not None:
         return _proxy_problem(refused)
     app.append_context(owner=_caller(event))
-    return app.resolve(event, context)
+    return app.resolve(_lower_media_type(event), context)

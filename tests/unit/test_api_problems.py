@@ -35,8 +35,15 @@ def test_from_service_error_validation_carries_errors() -> None:
 
 
 @pytest.mark.parametrize(
-    ("header", "version"),
-    [(None, None), ("*", None), ('"3"', 3), ('W/"4"', 4), ("5", 5), ("abc", -1), ('"x"', -1)],
+    ("header", "tags"),
+    [
+        (None, None),
+        ("*", None),
+        ('"3"', {'"3"'}),
+        ('W/"4"', {'W/"4"'}),
+        ('"1", "2"', {'"1"', '"2"'}),
+        ("abc", {"abc"}),
+    ],
 )
-def test_parse_if_match_reads_the_version(header: str | None, version: int | None) -> None:
-    assert parse_if_match(header) == version
+def test_parse_if_match_reads_the_entity_tags(header: str | None, tags: set[str] | None) -> None:
+    assert parse_if_match(header) == (frozenset(tags) if tags is not None else None)

@@ -195,7 +195,8 @@ class PostRepository:
 
         One transaction; the pending counter is ``ADD pending 1`` under
         ``attribute_not_exists(pending) OR pending < :max``. When that condition fails, the
-        release shards are folded in and the transaction is tried once more.
+        release shards are folded in and the transaction is tried once more (also when this
+        fold found nothing: another request may have just folded them).
 
         Raises
         ------
@@ -210,7 +211,10 @@ class PostRepository:
                 reasons = _reasons(exc)
                 if not (_is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
                     raise
-                if attempt == 1 and self.fold_releases(post.owner) > 0:
+                if attempt == 1:
+                    # Retry even when this fold found nothing: a rival create may have folded
+                    # the releases between our refusal and our fold, freeing slots.
+                    self.fold_releases(post.owner)
                     continue
                 raise LimitExceededError(
                     f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "

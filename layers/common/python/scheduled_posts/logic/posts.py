@@ -15,7 +15,6 @@ promoter), so tests swap any of them. Rules:
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts import keys
-from scheduled_posts.clock import Clock, epoch_seconds, format_instant, parse_instant
+from scheduled_posts.clock import Clock, epoch_seconds, format_instant
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.posts import PostRepository
@@ -34,7 +33,7 @@ from scheduled_posts.errors import (
     VersionConflictError,
 )
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
-from scheduled_posts.models.api import PostCreate, PostPatch
+from scheduled_posts.models.api import PostCreate, PostPatch, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.observability import logger
@@ -44,7 +43,6 @@ from scheduled_posts.settings import Settings
 Promoter = Callable[[DueEntry], None]
 #: Tries of an edit or cancel without ``If-Match`` that lost a race to another edit.
 WRITE_ATTEMPTS = 3
-_ETAG = re.compile(r'^(?:W/)?"(\d{1,18})"$|^(\d{1,18})$')
 _ONE_MS = timedelta(milliseconds=1)
 
 
@@ -67,18 +65,17 @@ class PostListPage:
     next_cursor: str | None
 
 
-def parse_if_match(value: str | None) -> int | None:
-    """The version an ``If-Match`` header names: ``None`` when absent or ``*``.
+def parse_if_match(value: str | None) -> frozenset[str] | None:
+    """The entity tags an ``If-Match`` header names: ``None`` when absent or ``*``.
 
-    An unparseable value matches no version (RFC 9110 section 13.1.1): it gives ``-1``, so the
-    request fails with 412.
+    If-Match uses the strong comparison (RFC 9110 section 13.1.1): a weak tag (``W/"1"``)
+    never matches, and a tag matches only when it is exactly the quoted version (``"1"``, not
+    ``"01"`` nor ``1``). A list matches when any member does; an empty or unparseable value
+    names nothing, so the request fails with 412.
     """
     if value is None or value.strip() == "*":
         return None
-    match = _ETAG.match(value.strip())
-    if match is None:
-        return -1
-    return int(match.group(1) or match.group(2))
+    return frozenset(tag.strip() for tag in value.split(","))
 
 
 def etag(post: Post) -> str:
@@ -152,6 +149,12 @@ def _promote(post: Post, now: datetime, deps: PostDeps) -> None:
         deps.promoter(entry)
     except Exception:  # best effort: the late marker makes the next sweep send it
         logger.exception("promotion failed", extra={"schedule_id": post.schedule_id})
+
+
+def _kept_changing() -> StateConflictError:
+    """409 for a write without ``If-Match`` that lost :data:`WRITE_ATTEMPTS` races: 412 would
+    claim a precondition the client never sent failed (RFC 9110 section 15.5.13)."""
+    return StateConflictError("the post kept changing during this request; try again")
 
 
 def _owned(owner: str, schedule_id: str, deps: PostDeps, now: datetime) -> Post:
@@ -237,7 +240,7 @@ def _parse_bound(value: str | None, name: str) -> datetime | None:
     if value is None:
         return None
     try:
-        return parse_instant(value)
+        return parse_rfc3339(value)
     except (ValueError, OverflowError) as exc:
         raise ValidationFailedError(
             "the request is not valid",
@@ -319,7 +322,8 @@ def update_post(
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is not ``scheduled`` (409; checked before ``If-Match``).
+        The post is not ``scheduled`` (409; checked before ``If-Match``), or, without
+        ``If-Match``, it kept changing through every attempt (409).
     VersionConflictError
         ``If-Match`` does not name the current version (412).
     ValidationFailedError
@@ -334,7 +338,7 @@ def update_post(
             raise StateConflictError(
                 f"the post is {post.status.value}; only a scheduled post can be changed"
             )
-        if expected is not None and expected != post.version:
+        if expected is not None and etag(post) not in expected:
             raise VersionConflictError(
                 f"If-Match does not match the current version ({post.version})"
             )
@@ -363,10 +367,12 @@ def update_post(
                 old_late=_needs_marker(post.publish_at, now, settings),
                 new_late=_needs_marker(new.publish_at, now, settings),
             )
-        except VersionConflictError:
-            if expected is None and attempt < WRITE_ATTEMPTS:
+        except VersionConflictError as exc:
+            if expected is not None:
+                raise
+            if attempt < WRITE_ATTEMPTS:
                 continue
-            raise
+            raise _kept_changing() from exc
         logger.info("post edited", extra={"schedule_id": schedule_id, "version": new.version})
         _promote(new, now, deps)
         return new
@@ -383,7 +389,8 @@ def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is in any state other than ``scheduled`` or ``cancelled`` (409).
+        The post is in any state other than ``scheduled`` or ``cancelled``, or it kept
+        changing through every attempt (409).
     """
     settings = deps.settings
     for attempt in range(1, WRITE_ATTEMPTS + 1):
@@ -417,10 +424,10 @@ def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
                 old_late=_needs_marker(post.publish_at, now, settings),
                 new_late=False,
             )
-        except VersionConflictError:
+        except VersionConflictError as exc:
             if attempt < WRITE_ATTEMPTS:
                 continue
-            raise
+            raise _kept_changing() from exc
         try:
             release_pending(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
         except Exception:  # the counter over-counts (safe side); the reconciler repairs it

@@ -74,6 +74,24 @@ def _not_blank(value: str) -> str:
     return value
 
 
+def parse_rfc3339(value: str) -> datetime:
+    """:func:`parse_instant` on the exact RFC 3339 text only: ASCII, nothing around it.
+
+    ``parse_instant`` strips whitespace and its ``\\d`` matches any Unicode digit (``int``
+    reads ``"\\uff10\\uff11"`` as 1), so ``+\\uff10\\uff11:00`` would pass as an offset.
+
+    Raises
+    ------
+    ValueError
+        Like :func:`parse_instant`, and for non-ASCII characters or surrounding whitespace.
+    """
+    if not value.isascii() or value != value.strip():
+        raise ValueError(
+            "must be an RFC 3339 date-time with an explicit offset, e.g. 2026-11-29T13:00:00Z"
+        )
+    return parse_instant(value)
+
+
 def _parse_publish_at(value: Any) -> datetime:
     """RFC 3339 with an explicit offset -> aware UTC, rounded up to the millisecond."""
     if not isinstance(value, str):
@@ -81,7 +99,7 @@ def _parse_publish_at(value: Any) -> datetime:
     if len(value) > 64:
         raise ValueError("is too long for an RFC 3339 date-time")
     try:
-        return parse_instant(value)
+        return parse_rfc3339(value)
     except OverflowError as exc:  # an offset that moves the instant out of range
         raise ValueError("is out of range") from exc
 
