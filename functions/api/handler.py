@@ -7,7 +7,8 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
 
-Before routing, :func:`lambda_handler` refuses an event without a ``sub`` claim (401), a body
+Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
+missing, over 255 characters or with control characters), a body
 over 64 KiB (413, before parsing) and a body that is not UTF-8 JSON (400). Every error is
 ``application/problem+json`` (``scheduled_posts.problems``).
 """
@@ -49,6 +50,9 @@ from scheduled_posts.observability import logger, metrics, tracer
 #: Largest accepted request body, in bytes (issue 2: 64 KiB, checked before parsing).
 MAX_BODY_BYTES = 64 * 1024
 JSON = "application/json"
+#: Longest ``sub`` claim accepted (OpenID Connect Core 1.0 section 2: at most 255 characters).
+#: It goes into DynamoDB keys (``OWNER#<sub>``), whose partition keys hold at most 2,048 bytes.
+MAX_SUB_LENGTH = 255
 
 app = APIGatewayHttpResolver(enable_validation=True)
 problems.register(app)
@@ -263,7 +267,9 @@ def _caller(event: dict[str, Any]) -> str | None:
     context = event.get("requestContext") or {}
     claims = (((context.get("authorizer") or {}).get("jwt") or {}).get("claims")) or {}
     sub = claims.get("sub") if isinstance(claims, dict) else None
-    return sub if isinstance(sub, str) and sub else None
+    if not isinstance(sub, str) or not 0 < len(sub) <= MAX_SUB_LENGTH or not sub.isprintable():
+        return None
+    return sub
 
 
 def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:

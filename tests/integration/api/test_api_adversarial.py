@@ -149,3 +149,17 @@ def test_create_at_the_limit_while_another_create_folds_the_releases_is_201(
     assert raced == [201]
     assert answer.status == 201, answer.json
     assert len(alice.get(POSTS, query={"status": "scheduled"}).json["items"]) == 2
+
+
+# ------------------------------------------------------------------- the caller's sub
+
+
+@pytest.mark.parametrize("sub", ["x" * 3000, "x" * 256, "alice\nbob"])
+def test_create_channel_unusable_sub_is_401_and_writes_nothing(
+    promoted: Any, tables, sub: str
+) -> None:
+    """OpenID Connect Core 1.0 section 2: a ``sub`` has at most 255 characters; a longer one
+    would overflow DynamoDB's 2,048-byte partition key (``OWNER#<sub>``) and fail as a 500."""
+    body = {"platform": "webhook", "name": "n", "url": "https://hooks.example.com/in"}
+    _problem(ApiClient(sub).post("/v1/channels", body), 401)
+    assert tables.posts.scan()["Items"] == []
