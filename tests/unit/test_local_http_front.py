@@ -7,6 +7,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import jwt
@@ -46,24 +47,30 @@ def test_jwt_checker_missing_header_raises_without_description() -> None:
     assert caught.value.description is None
 
 
+# Tokens are built when the test runs, not at collection: a long suite would otherwise see
+# every "valid for 60 s" token expire before its test starts.
 @pytest.mark.parametrize(
-    ("token", "description"),
+    ("make", "description"),
     [
-        (_token(exp=int(time.time()) - 5), "the token has expired"),
-        (_token(nbf=int(time.time()) + 300), "the token is not valid yet"),
-        (_token(exp=None), "the token does not have a exp claim"),
+        (lambda: _token(exp=int(time.time()) - 5), "the token has expired"),
+        (lambda: _token(nbf=int(time.time()) + 300), "the token is not valid yet"),
+        (lambda: _token(exp=None), "the token does not have a exp claim"),
         (
-            jwt.encode(
+            lambda: jwt.encode(
                 {"sub": "a", "exp": int(time.time()) + 60},
                 "other-secret-long-enough-for-hs256-keys",
                 algorithm="HS256",
             ),
             "the token signature is invalid",
         ),
-        ("not-a-jwt", "the token is malformed"),
+        (lambda: "not-a-jwt", "the token is malformed"),
     ],
+    ids=["expired", "not-yet-valid", "no-exp", "bad-signature", "malformed"],
 )
-def test_jwt_checker_bad_token_raises_with_reason(token: str, description: str) -> None:
+def test_jwt_checker_bad_token_raises_with_reason(
+    make: Callable[[], str], description: str
+) -> None:
+    token = make()
     with pytest.raises(Unauthorized) as caught:
         JwtChecker(SECRET).check(f"Bearer {token}")
     assert caught.value.description == description
