@@ -53,6 +53,9 @@ JSON = "application/json"
 #: Longest ``sub`` claim accepted (OpenID Connect Core 1.0 section 2: at most 255 characters).
 #: It goes into DynamoDB keys (``OWNER#<sub>``), whose partition keys hold at most 2,048 bytes.
 MAX_SUB_LENGTH = 255
+#: Deepest JSON nesting accepted (a request needs 2). A body that ``json.loads`` can just parse
+#: in the precheck could overflow the stack when Powertools parses it again, deeper: a 500.
+MAX_JSON_DEPTH = 32
 
 app = APIGatewayHttpResolver(enable_validation=True)
 problems.register(app)
@@ -294,10 +297,24 @@ def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
     if media_type != JSON:
         return problems.UnsupportedMediaTypeError("send the body as application/json")
     try:
-        json.loads(raw.decode("utf-8"))
+        parsed = json.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         return problems.MalformedBodyError("the body is not valid UTF-8 JSON")
+    if _nesting(parsed) > MAX_JSON_DEPTH:
+        return problems.MalformedBodyError(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
     return None
+
+
+def _nesting(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (iterative: no recursion limit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _lower_media_type(event: dict[str, Any]) -> dict[str, Any]:

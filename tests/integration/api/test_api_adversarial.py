@@ -5,6 +5,7 @@ Every test drives the real handler with API Gateway HTTP API v2 events on moto a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -163,3 +164,18 @@ def test_create_channel_unusable_sub_is_401_and_writes_nothing(
     body = {"platform": "webhook", "name": "n", "url": "https://hooks.example.com/in"}
     _problem(ApiClient(sub).post("/v1/channels", body), 401)
     assert tables.posts.scan()["Items"] == []
+
+
+# ------------------------------------------------------------------------ deep nesting
+
+
+def test_create_post_deep_nesting_is_never_a_500(bare: ApiClient) -> None:
+    """Nesting that the precheck's ``json.loads`` parses but Powertools' second parse, run a
+    few dozen frames deeper, overflows the stack with: every depth is a 400 or 422 problem."""
+    statuses = set()
+    for depth in range(40, sys.getrecursionlimit() + 40, 3):
+        raw = f'{{"content": "x", "publish_at": "{FAR}", "media_ids": {"[" * depth}{"]" * depth}}}'
+        answer = bare.post(POSTS, raw_body=raw)
+        assert answer.headers["Content-Type"] == "application/problem+json"
+        statuses.add(answer.status)
+    assert statuses <= {400, 422}
