@@ -45,8 +45,10 @@ from scheduled_posts.clock import Clock, SystemClock, epoch_seconds, format_inst
 from scheduled_posts.clock import instant_from_storage as parse_stored
 from scheduled_posts.data.dispatch import Completion, DispatchStore
 from scheduled_posts.data.queue import DispatchQueue, delay_until
+from scheduled_posts.data.rate_limit import RateLimitStore
 from scheduled_posts.errors import QueueSendError, RetryableDeliveryError
 from scheduled_posts.logic.backoff import Uniform, full_jitter
+from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import (
     TERMINAL_DELIVERY_STATUSES,
@@ -119,6 +121,8 @@ class Publisher:
     persistence:
         The Powertools persistence layer of the delivery idempotency records (default: a
         ``DynamoDBPersistenceLayer`` on ``IDEMPOTENCY_TABLE_NAME``, used by nothing else).
+    rate_limiter:
+        Per-channel delivery-start slots (default: a :class:`RateLimiter` on ``PostsTable``).
     """
 
     def __init__(
@@ -131,8 +135,10 @@ class Publisher:
         clock: Clock | None = None,
         uniform: Uniform = random.uniform,
         persistence: BasePersistenceLayer | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.settings = settings
+        self.rate_limiter = rate_limiter or RateLimiter(RateLimitStore(settings.POSTS_TABLE_NAME))
         self.store = store or DispatchStore(settings.POSTS_TABLE_NAME)
         self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
         if adapters is None:
@@ -317,6 +323,11 @@ class Publisher:
                 error="channel was deleted",
             )
             return _ChannelRound(skipped, attempt)
+        if channel.rate_limit_per_minute:
+            waiting = self._rate_limit_wait(delivery, channel, started_at)
+            if waiting is not None:
+                return waiting
+            delivery = delivery.model_copy(update={"rate_slot": None})
         started = Attempt(
             channel_id=channel_id, attempt=number, started_at=started_at, outcome="started"
         )
@@ -360,6 +371,33 @@ class Publisher:
         )
         delivered_at = parse_stored(data["delivered_at"]) if data.get("delivered_at") else None
         return self._final(post, delivery, started, result, delivered_at or self.clock.now())
+
+    def _rate_limit_wait(
+        self, delivery: Delivery, channel: Channel, now: datetime
+    ) -> _ChannelRound | None:
+        """None when the delivery holds a slot of the current minute and starts now; otherwise
+        the round that makes it wait for its slot (``logic/rate_limit.py``): no attempt used,
+        ``next_attempt_at`` = the slot's minute, never failed for it."""
+        limit = int(channel.rate_limit_per_minute or 0)
+        decision = self.rate_limiter.acquire(
+            channel.channel_id, limit=limit, now=now, held=delivery.rate_slot
+        )
+        if decision.may_start(now):
+            return None
+        wait = (decision.start_at - now).total_seconds()
+        metrics.add_metric(name="RateLimitWaitSeconds", unit="Seconds", value=wait)
+        logger.info(
+            "rate limited",
+            extra={"channel_id": channel.channel_id, "slot": decision.slot, "wait_seconds": wait},
+        )
+        waiting = delivery.model_copy(
+            update={
+                "next_attempt_at": decision.start_at,
+                "rate_slot": decision.slot,
+                "last_error": f"waiting for a rate-limit slot (rate_limit_per_minute={limit})",
+            }
+        )
+        return _ChannelRound(waiting, None, rate_limited=True)
 
     def _attempts_expire_at(self, now: datetime) -> int:
         return epoch_seconds(

@@ -81,9 +81,12 @@ class Delivery(BaseModel):
     last_error: str | None = None
     next_attempt_at: datetime | None = None
     lag_seconds: float | None = None
+    #: The UTC minute (``YYYY-MM-DDTHH:MM``) of a rate-limit slot reserved for this delivery
+    #: while it waits for that minute (``logic/rate_limit.py``); None otherwise.
+    rate_slot: str | None = None
 
     def to_item(self) -> dict[str, Any]:
-        return {
+        item: dict[str, Any] = {
             "status": self.status.value,
             "attempts": self.attempts,
             "remote_id": self.remote_id,
@@ -92,6 +95,9 @@ class Delivery(BaseModel):
             "next_attempt_at": _opt_str(self.next_attempt_at),
             "lag_seconds": _dec(self.lag_seconds),
         }
+        if self.rate_slot is not None:
+            item["rate_slot"] = self.rate_slot
+        return item
 
     @classmethod
     def from_item(cls, channel_id: str, item: dict[str, Any]) -> Delivery:
@@ -104,6 +110,7 @@ class Delivery(BaseModel):
             last_error=item.get("last_error"),
             next_attempt_at=_opt_instant(item.get("next_attempt_at")),
             lag_seconds=_num(item.get("lag_seconds")),
+            rate_slot=item.get("rate_slot"),
         )
 
 

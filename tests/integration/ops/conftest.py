@@ -1,0 +1,41 @@
+"""Fixtures of the operations tests: the dispatch tests' wired fire path (``fire``,
+``make_fire``) plus helpers to shape channels and read metrics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+
+from tests.integration.dispatch.conftest import FirePath, fire, make_fire
+
+__all__ = ["emitted_metric", "fire", "make_fire", "set_rate_limit"]
+
+
+def set_rate_limit(fire: FirePath, channel_id: str, per_minute: int, owner: str = "alice") -> None:
+    """Give an existing channel a ``rate_limit_per_minute``."""
+    boto3.resource("dynamodb", region_name="us-east-1").Table(
+        fire.settings.POSTS_TABLE_NAME
+    ).update_item(
+        Key={"pk": f"OWNER#{owner}", "sk": f"CHANNEL#{channel_id}"},
+        UpdateExpression="SET rate_limit_per_minute = :r",
+        ExpressionAttributeValues={":r": per_minute},
+    )
+
+
+def emitted_metric(output: str, name: str) -> list[float]:
+    """Every value of metric ``name`` in the EMF lines Powertools printed to stdout."""
+    values: list[float] = []
+    for raw in output.splitlines():
+        line = raw.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            blob: dict[str, Any] = json.loads(line)
+        except ValueError:
+            continue
+        if "_aws" in blob and name in blob:
+            value = blob[name]
+            values.extend(float(v) for v in (value if isinstance(value, list) else [value]))
+    return values
