@@ -321,9 +321,13 @@ def _lower_media_type(event: dict[str, Any]) -> dict[str, Any]:
     """Media types are case-insensitive (RFC 9110 section 8.3.1), but Powertools compares the
     ``content-type`` header with ``application/json`` as is: hand it the lower-case value."""
     headers = event.get("headers")
-    if not isinstance(headers, dict) or not isinstance(headers.get("content-type"), str):
+    if not isinstance(headers, dict):
         return event
-    return {**event, "headers": {**headers, "content-type": headers["content-type"].lower()}}
+    lowered = {
+        k: v.lower() if str(k).lower() == "content-type" and isinstance(v, str) else v
+        for k, v in headers.items()
+    }
+    return {**event, "headers": lowered}
 
 
 def _proxy_problem(error: problems.ServiceError) -> dict[str, Any]:
