@@ -29,6 +29,10 @@ def test_parse_instant_with_offset_converts_to_utc() -> None:
         "0001-01-01T00:00:00+23:59",  # before datetime.min once converted to UTC
         "9999-12-31T23:59:59.9999Z",  # rounding up past datetime.max
         "tomorrow",
+        " 2026-11-29T13:00:00Z",  # surrounding whitespace
+        "2026-11-29T13:00:00Z\n",
+        "2026-11-29T13:00:00.\uff15Z",  # a full-width digit
+        "2026-11-29T13:00:00+\uff10\uff11:00",
         "",
     ],
 )

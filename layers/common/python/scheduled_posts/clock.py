@@ -16,7 +16,8 @@ from typing import Protocol
 
 _RFC3339 = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<time>\d{2}:\d{2}:\d{2})(?P<frac>\.\d+)?"
-    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})$"
+    r"(?P<offset>[Zz]|[+-]\d{2}:\d{2})\Z",
+    re.ASCII,  # ``\d`` must not match other scripts' digits (``\uff11`` is not RFC 3339)
 )
 
 
@@ -57,7 +58,7 @@ def parse_instant(value: str) -> datetime:
     """
     if not isinstance(value, str):
         raise ValueError("must be an RFC 3339 string")
-    match = _RFC3339.match(value.strip())
+    match = _RFC3339.match(value)  # no stripping: the exact RFC 3339 text or nothing
     if match is None:
         raise ValueError(
             "must be an RFC 3339 date-time with an explicit offset, e.g. 2026-11-29T13:00:00Z"
