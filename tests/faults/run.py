@@ -39,6 +39,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 #: The totals every report prints first, in this order.
@@ -88,8 +89,10 @@ def _chunk(seeds: list[int], posts: int) -> list[dict[str, Any]]:
         "--seeds",
         ",".join(map(str, seeds)),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 1):
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": f"{root / 'layers/common/python'}{os.pathsep}{root}"}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=root)
+    if done.returncode not in (0, 1) or not done.stdout.strip():
         raise RuntimeError(f"chunk {seeds[0]}.. crashed:\n{done.stderr[-4000:]}")
     return list(json.loads(done.stdout.strip().splitlines()[-1]))
 

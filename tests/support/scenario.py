@@ -97,6 +97,69 @@ def seeded_uuid4(seed: int) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def fast_moto_transactions() -> Iterator[None]:
+    """Make moto's ``TransactWriteItems`` back up only the items it touches.
+
+    moto 5.2.5 deep-copies every table a transaction names, once per item, so the rollback
+    costs grow with the whole table (a quarter of a world's CPU at 50 posts). This keeps its
+    semantics (all or nothing; the conditions are moto's own) by backing up the touched items
+    and restoring them on any failure. A test-double speed-up only: the service is unchanged.
+    """
+    import moto.dynamodb.models as models
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    real_copy = models.copy
+    original = models.DynamoDBBackend.transact_write_items
+
+    class _Copy:
+        """``copy`` for moto's module: a table 'copy' is the table itself."""
+
+        @staticmethod
+        def deepcopy(value: Any, memo: Any = None) -> Any:
+            if isinstance(value, Table):
+                return value
+            return real_copy.deepcopy(value, memo)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real_copy, name)
+
+    def transact(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        backups = []
+        for entry in transact_items:
+            try:
+                _, op = next(iter(entry.items()))
+                table = self.tables[op["TableName"]]
+                attrs = op["Item"] if "Item" in op else op["Key"]
+                h = DynamoType(attrs[table.hash_key_attr])
+                r = DynamoType(attrs[table.range_key_attr]) if table.range_key_attr else None
+            except (KeyError, TypeError, StopIteration, AttributeError):
+                continue
+            current = table.items.get(h) if r is None else table.items.get(h, {}).get(r)
+            backups.append((table, h, r, real_copy.deepcopy(current)))
+        try:
+            original(self, transact_items)
+        except Exception:
+            for table, h, r, old in reversed(backups):
+                if r is None:
+                    if old is None:
+                        table.items.pop(h, None)
+                    else:
+                        table.items[h] = old
+                elif old is None:
+                    table.items.get(h, {}).pop(r, None)
+                else:
+                    table.items[h][r] = old
+            raise
+
+    with (
+        mock.patch.object(models, "copy", _Copy()),
+        mock.patch.object(models.DynamoDBBackend, "transact_write_items", transact),
+    ):
+        yield
+
+
 # -- the plan of the world ----------------------------------------------------------------------
 
 
@@ -424,9 +487,8 @@ class World:
         slots = sorted(rng.sample(range(window), min(seconds, window)))
         for i in range(self.n_posts):
             user = rng.choice(list(self.users))
-            channels = rng.sample(
-                self.channels[user], rng.randint(1, min(3, len(self.channels[user])))
-            )
+            count = rng.choice([1, 1, 2, 2, 3])
+            channels = rng.sample(self.channels[user], min(count, len(self.channels[user])))
             ms = rng.choice([0, 0, 0, 1, 500, 999])
             publish_at = first + timedelta(seconds=rng.choice(slots), milliseconds=ms)
             create_at = start
@@ -468,7 +530,9 @@ class World:
                 "publish_at": format_instant(post.publish_at),
                 "channel_ids": post.channel_ids,
             },
-            headers={"Idempotency-Key": f"create-{self.seed}-{post.index}"},
+            headers=(
+                {"Idempotency-Key": f"create-{self.seed}-{post.index}"} if post.index % 2 else {}
+            ),
         )
         if answer.status != 201:
             post.create_failed = f"{answer.status} {answer.json}"
@@ -751,6 +815,7 @@ def run_scenario(
     start = START.astimezone(UTC)
     with (
         seeded_uuid4(seed),
+        fast_moto_transactions(),
         time_machine.travel(start, tick=False) as traveller,
         mock_aws(),
     ):

@@ -1,0 +1,192 @@
+"""The fault suite at CI size (issue 4): 10 seeds x 50 posts through the real API, sweeper,
+worker and watchdog handlers, under seeded faults, in two parallel processes; plus checks that
+the harness injects what it claims and that its checks can fail.
+
+A failing seed prints the command that replays it:
+``.venv/bin/python -m tests.faults.run --seed <seed> --posts 50``.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+import time_machine
+from botocore.exceptions import ClientError
+from moto import mock_aws
+
+from scheduled_posts.api_app import set_dependencies
+from scheduled_posts.clock import format_instant
+from scheduled_posts.data.aws import reset_clients
+from tests.faults.run import _chunk, report, summarize
+from tests.support.clock import SimClock
+from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
+from tests.support.fixtures import START
+from tests.support.scenario import World, fast_moto_transactions, seeded_uuid4
+
+#: CI size: at least 500 posts over at least 2 seeds (issue 4).
+CI_SEEDS = list(range(101, 111))
+CI_POSTS = 50
+
+
+@pytest.fixture(scope="module")
+def ci_results() -> list[dict[str, Any]]:
+    halves = [CI_SEEDS[::2], CI_SEEDS[1::2]]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [r for chunk in pool.map(lambda s: _chunk(s, CI_POSTS), halves) for r in chunk]
+
+
+def test_fault_suite_ci_seeds_every_promise_holds(ci_results: list[dict[str, Any]]) -> None:
+    totals, _ = summarize(ci_results)
+    assert totals["posts"] >= 500
+    failed = [r for r in ci_results if r["problems"]]
+    assert not failed, report(ci_results, 0)
+    assert totals["duplicates"] == totals["early"] == totals["stuck"] == totals["dlq"] == 0
+
+
+def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str, Any]]) -> None:
+    _, faults = summarize(ci_results)
+    prefixes = [
+        "crash_before_claim",
+        "crash_after_claim",
+        "crash_mid_delivery",
+        "crash_after_2xx",
+        "crash_before_final_write",
+        "concurrent_duplicate_",
+        "sweepers_at_once_",
+        "sweeper_outage",
+        "throttle_api",
+        "throttle_worker",
+        "throttle_sweeper",
+        "send_duplicated_",
+        "send_refused_",
+        "answer_5xx",
+        "answer_429",
+        "answer_timeout",
+        "answer_4xx",
+        "answer_accept_then_timeout",
+    ]
+    missing = [p for p in prefixes if not any(k.startswith(p) for k in faults)]
+    assert not missing, dict(faults)
+
+
+# -- the harness itself ------------------------------------------------------------------------
+
+
+class _Table:
+    name = "t"
+
+    class meta:
+        client = None
+
+    def get_item(self, **kwargs: Any) -> dict[str, Any]:
+        return {"Item": {"pk": "x"}}
+
+
+def test_fault_plan_same_seed_same_decisions() -> None:
+    first, second = FaultPlan(seed=7), FaultPlan(seed=7)
+    picks = [[p.chance(0.5, "k", i) for i in range(50)] for p in (first, second)]
+    assert picks[0] == picks[1]
+    assert 0 < sum(picks[0]) < 50
+
+
+def test_faulty_table_throttle_raises_provisioned_throughput_exceeded() -> None:
+    plan = FaultPlan(seed=1, rates=FaultRates(throttle=1.0))
+    table = FaultyTable(_Table(), plan, "worker")
+    with pytest.raises(ClientError) as caught:
+        table.get_item(Key={"pk": "POST#1", "sk": "POST"})
+    assert caught.value.response["Error"]["Code"] == "ProvisionedThroughputExceededException"
+    assert plan.injected["throttle_worker"] == 1
+
+
+def test_faulty_sqs_duplicate_rate_one_sends_twice() -> None:
+    sent: list[dict[str, Any]] = []
+
+    class _Sqs:
+        def send_message(self, **kwargs: Any) -> dict[str, Any]:
+            sent.append(kwargs)
+            return {"MessageId": str(len(sent))}
+
+    plan = FaultPlan(seed=1, rates=FaultRates(duplicate_send=1.0, refuse_send=0.0))
+    FaultySqs(_Sqs(), plan, "sweeper").send_message(QueueUrl="q", MessageBody="{}")
+    assert len(sent) == 2
+
+
+def test_scenario_check_early_request_is_reported() -> None:
+    # Given a small fault-free world played to the end
+    with seeded_uuid4(5), time_machine.travel(START, tick=False) as traveller, mock_aws():
+        world = World(5, 8, SimClock(traveller), rates=FaultRates.none(), concurrent_rate=0)
+        try:
+            world.build()
+            world.play()
+            # When a request reaches the receiver before its publish_at
+            post = world.posts[0]
+            future = world.clock.now() + timedelta(seconds=60)
+            world.receiver.handle(
+                "https://hooks.example.com/x",
+                "93.184.216.34",
+                {"Idempotency-Key": f"{post.schedule_id}:{post.channel_ids[0]}"},
+                json.dumps(
+                    {
+                        "schedule_id": post.schedule_id,
+                        "channel_id": post.channel_ids[0],
+                        "publish_at": format_instant(future),
+                    }
+                ).encode(),
+            )
+            result = world.check()
+        finally:
+            set_dependencies(None)
+            reset_clients()
+    # Then the check reports it
+    assert result.totals["early"] == 1
+    assert any(p.startswith("early request") for p in result.problems)
+
+
+def test_fast_moto_transactions_failed_condition_writes_nothing() -> None:
+    # Given a post item and the faster transaction backup of the scenario
+    with fast_moto_transactions(), mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(
+            TableName="t",
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        post = {"pk": {"S": "POST#1"}, "sk": {"S": "POST"}, "n": {"N": "1"}}
+        client.put_item(TableName="t", Item=post)
+        # When a transaction puts a new item, updates the post, then fails a condition
+        with pytest.raises(ClientError):
+            client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "t", "Item": {"pk": {"S": "POST#1"}, "sk": {"S": "A"}}}},
+                    {
+                        "Update": {
+                            "TableName": "t",
+                            "Key": {"pk": {"S": "POST#1"}, "sk": {"S": "POST"}},
+                            "UpdateExpression": "SET n = :two",
+                            "ExpressionAttributeValues": {":two": {"N": "2"}},
+                        }
+                    },
+                    {
+                        "ConditionCheck": {
+                            "TableName": "t",
+                            "Key": {"pk": {"S": "POST#2"}, "sk": {"S": "POST"}},
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        items = client.scan(TableName="t")["Items"]
+    # Then nothing changed
+    assert items == [post]
