@@ -84,5 +84,14 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 bench: venv ## All five benchmarks (not part of make test): JSON in bench/results/, tables printed
 	$(PY) -m bench $(BENCH_ARGS)
 
+# The fault suite at scale: N posts in independent seeded worlds of FAULT_POSTS posts, in
+# parallel processes (FAULT_JOBS); prints totals. `make test` runs it at CI size.
+N ?= 100000
+FAULT_POSTS ?= 50
+FAULT_JOBS ?= 2
+.PHONY: faults
+faults: venv ## Fault suite at scale: make faults N=100000 (totals; exit 1 on any broken promise)
+	$(PY) -m tests.faults.run --total $(N) --posts $(FAULT_POSTS) --jobs $(FAULT_JOBS)
+
 clean:
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out
