@@ -80,6 +80,13 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 	done
 	$(BIN)/cfn-lint --non-zero-exit-code error cdk.out/dev/*.template.json cdk.out/prod/*.template.json
 
+# DLQ redrive (docs/operations.md): on AWS with credentials and DISPATCH_QUEUE_URL,
+# DISPATCH_DLQ_URL, POSTS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME from the stack outputs; locally add
+# the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview.
+.PHONY: redrive
+redrive: venv-local ## Move dispatch DLQ messages back, reopening only posts that may publish
+	@$(PY) -m scheduled_posts.redrive_cli $(REDRIVE_ARGS)
+
 .PHONY: bench
 bench: venv ## All five benchmarks (not part of make test): JSON in bench/results/, tables printed
 	$(PY) -m bench $(BENCH_ARGS)
