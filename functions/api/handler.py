@@ -6,6 +6,7 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
 * ``POST/GET /v1/scheduled-posts``,
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
+* ``POST /v1/scheduled-posts/{schedule_id}/retry``, ``POST /v1/channels/{channel_id}/rotate-secret``
 
 Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
 missing, over 255 characters or with control characters), a body
@@ -30,6 +31,7 @@ from scheduled_posts import problems
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic import recovery, rotation
 from scheduled_posts.models.api import (
     ID_PATTERN,
     AttemptList,
@@ -170,6 +172,25 @@ def delete_channel(channel_id: ChannelId) -> Response[None]:
     return Response(status_code=204)
 
 
+@app.post(
+    "/v1/channels/<channel_id>/rotate-secret",
+    summary="Rotate the signing secret (the old one stays valid for SECRET_OVERLAP_SECONDS)",
+    responses=_responses(
+        ChannelCreated,
+        200,
+        "Rotated: the new secret is shown only here",
+        errors=(*_COMMON, 409),
+        overrides={409: "A concurrent rotation won"},
+    ),
+)
+def rotate_channel_secret(channel_id: ChannelId) -> Response[ChannelCreated]:
+    deps = get_dependencies()
+    channel = rotation.rotate_signing_secret(
+        _owner(), channel_id, channels=deps.channels, settings=deps.settings, clock=deps.clock
+    )
+    return Response(status_code=200, content_type=JSON, body=ChannelCreated.of_new(channel))
+
+
 # -------------------------------------------------------------------- posts
 
 
@@ -261,6 +282,25 @@ def cancel_post(schedule_id: ScheduleId) -> Response[PostOut]:
 def list_attempts(schedule_id: ScheduleId) -> AttemptList:
     found = post_logic.list_attempts(_owner(), schedule_id, deps=get_dependencies().post_deps)
     return AttemptList(items=[AttemptOut.of(a) for a in found])
+
+
+@app.post(
+    "/v1/scheduled-posts/<schedule_id>/retry",
+    summary="Deliver a failed or partially published post again (only its failed channels)",
+    responses=_responses(
+        PostOut,
+        202,
+        "Accepted: the post is publishing again",
+        errors=(*_COMMON, 409),
+        overrides={409: "Not failed/partially_published, past the misfire grace, or raced"},
+    ),
+)
+def retry_post(schedule_id: ScheduleId) -> Response[PostOut]:
+    deps = get_dependencies()
+    post = recovery.retry_post(
+        _owner(), schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
+    )
+    return _post_response(PostOut.of(post).model_dump(mode="json"), 202)
 
 
 # ------------------------------------------------------------------- entry

@@ -6,6 +6,7 @@ Keyed by owner, so another user's channel is simply not found (see ``docs/data-m
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
@@ -135,6 +136,50 @@ class ChannelRepository:
             if not request:
                 break
         return found
+
+    def rotate_secret(
+        self,
+        owner: str,
+        channel_id: str,
+        *,
+        current_secret: str,
+        new_secret: str,
+        previous_expires_at: datetime,
+    ) -> Channel:
+        """Make ``new_secret`` the signing secret and keep ``current_secret`` as the previous
+        one until ``previous_expires_at`` (any older previous secret is dropped).
+
+        Condition ``signing_secret = :current``, so of two concurrent rotations one wins.
+
+        Raises
+        ------
+        ChannelNotFoundError
+            When the owner has no such channel.
+        StateConflictError
+            When the secret changed since it was read (a concurrent rotation).
+        """
+        try:
+            response = self._table.update_item(
+                Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
+                UpdateExpression=(
+                    "SET signing_secret = :new, previous_signing_secret = :current, "
+                    "previous_secret_expires_at = :until"
+                ),
+                ConditionExpression="attribute_exists(pk) AND signing_secret = :current",
+                ExpressionAttributeValues={
+                    ":new": new_secret,
+                    ":current": current_secret,
+                    ":until": format_instant(previous_expires_at),
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                if self.get(owner, channel_id) is None:
+                    raise ChannelNotFoundError("channel not found") from exc
+                raise StateConflictError("the secret was rotated meanwhile; try again") from exc
+            raise
+        return channel_from_item(response["Attributes"])
 
     def delete(self, owner: str, channel_id: str) -> None:
         """Delete the owner's channel.

@@ -241,6 +241,59 @@ class PostRepository:
                 raise self._conflict_for(old) from exc
             raise
 
+    def reschedule_missed(self, old: Post, new: Post, *, new_late: bool, max_pending: int) -> None:
+        """A ``missed`` post given a new future ``publish_at``: ``new`` (``scheduled``) replaces
+        ``old`` under ``status = missed AND version = old.version``, its TTL (``expires_at``)
+        removed, the old due entry deleted, the new entry (and marker) put, and the owner's
+        pending counter counted up under the ``MAX_PENDING_POSTS`` condition, in one
+        transaction (a full counter is folded once, as on create).
+
+        Raises
+        ------
+        PostNotFoundError, StateConflictError, VersionConflictError
+            When the post changed meanwhile (re-read: gone, not ``missed``, another version).
+        LimitExceededError
+            When the owner already has ``max_pending`` posts ``scheduled``.
+        """
+        for attempt in (1, 2):
+            items = self._replace_items(old, new, old_late=False, new_late=new_late)
+            update = items[0]["Update"]
+            update["ExpressionAttributeValues"][":scheduled"] = PostStatus.MISSED.value
+            update["UpdateExpression"] += " REMOVE expires_at"
+            items.append(
+                {
+                    "Update": {
+                        "TableName": self._posts_name,
+                        "Key": {"pk": keys.owner_pk(new.owner), "sk": keys.PENDING_SK},
+                        "UpdateExpression": "ADD pending :one",
+                        "ConditionExpression": "attribute_not_exists(pending) OR pending < :max",
+                        "ExpressionAttributeValues": {":one": 1, ":max": max_pending},
+                    }
+                }
+            )
+            try:
+                self._transact(items)
+                return
+            except ClientError as exc:
+                reasons = _reasons(exc)
+                if not _is_cancelled(exc):
+                    raise
+                if reasons[:1] == ["ConditionalCheckFailed"]:
+                    current = self.get(old.schedule_id)
+                    if current is not None and current.status == PostStatus.MISSED:
+                        raise VersionConflictError(
+                            f"the post changed meanwhile (version {current.version})"
+                        ) from exc
+                    raise self._conflict_for(old) from exc
+                if reasons[-1:] != ["ConditionalCheckFailed"]:
+                    raise
+                if attempt == 1 and self.fold_releases(new.owner) > 0:
+                    continue
+                raise LimitExceededError(
+                    f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "
+                    "cancel one or wait until one is published"
+                ) from exc
+
     def fold_releases(self, owner: str) -> int:
         """Fold the owner's release shards into ``PENDING.pending``; returns how many folded.
 

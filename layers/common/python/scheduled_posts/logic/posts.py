@@ -334,9 +334,12 @@ def update_post(
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = _owned(owner, schedule_id, deps, now)
+        if post.status == PostStatus.MISSED and patch.publish_at is not None:
+            return _reschedule_missed(post, patch, expected=expected, now=now, deps=deps)
         if post.status != PostStatus.SCHEDULED:
             raise StateConflictError(
                 f"the post is {post.status.value}; only a scheduled post can be changed"
+                " (a missed post can be given a new publish_at)"
             )
         if expected is not None and etag(post) not in expected:
             raise VersionConflictError(
@@ -377,6 +380,54 @@ def update_post(
         _promote(new, now, deps)
         return new
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _reschedule_missed(
+    post: Post,
+    patch: PostPatch,
+    *,
+    expected: frozenset[str] | None,
+    now: datetime,
+    deps: PostDeps,
+) -> Post:
+    """PATCH of a ``missed`` post with a new future ``publish_at`` (issue 7): ``scheduled``
+    again, version + 1, every delivery ``pending``, a new due entry, counted in the pending
+    limit; race-safe on ``status = missed AND version = :v`` (409/412 like an edit)."""
+    settings = deps.settings
+    if expected is not None and etag(post) not in expected:
+        raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
+    assert patch.publish_at is not None
+    errors = _publish_at_errors(patch.publish_at, now, settings)
+    if patch.channel_ids is not None:
+        errors += _channel_errors(post.owner, patch.channel_ids, deps)
+    _raise_if(errors)
+    channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
+    changes: dict[str, Any] = {
+        "status": PostStatus.SCHEDULED,
+        "version": post.version + 1,
+        "updated_at": now,
+        "publish_at": patch.publish_at,
+        "channel_ids": channel_ids,
+        "deliveries": {cid: Delivery(channel_id=cid) for cid in channel_ids},
+        "status_reason": None,
+        "published_at": None,
+        "publish_lag_seconds": None,
+        "expires_at": None,
+    }
+    for name in ("content", "media_ids"):
+        value = getattr(patch, name)
+        if value is not None:
+            changes[name] = value
+    new = _with_due_keys(post.model_copy(update=changes, deep=True))
+    deps.posts.reschedule_missed(
+        post,
+        new,
+        new_late=_needs_marker(new.publish_at, now, settings),
+        max_pending=settings.MAX_PENDING_POSTS,
+    )
+    logger.info("missed post rescheduled", extra={"schedule_id": post.schedule_id})
+    _promote(new, now, deps)
+    return new
 
 
 def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
