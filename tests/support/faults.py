@@ -112,7 +112,9 @@ class FaultPlan:
     enabled: bool = True
     worker_budget_open: bool = True
     #: Roles whose DynamoDB calls may be throttled.
-    throttled_roles: frozenset[str] = frozenset({"api", "worker", "sweeper", "watchdog"})
+    throttled_roles: frozenset[str] = frozenset(
+        {"api", "worker", "sweeper", "watchdog", "reconciler"}
+    )
     #: Idempotency-Keys the receiver rejects for good (decided on their first request).
     rejected_keys: set[str] = field(default_factory=set)
     _seen: Counter[str] = field(default_factory=Counter)

@@ -32,6 +32,7 @@ import boto3
 import time_machine
 from moto import mock_aws
 
+from functions.reconciler.handler import make_lambda_handler as make_reconciler_handler
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
@@ -41,8 +42,10 @@ from scheduled_posts.data.aws import reset_clients
 from scheduled_posts.data.dispatch import DispatchStore
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue
+from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.logic.promotion import promote_entry
 from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.logic.reconcile import Reconciler
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.logic.watchdog import rescue_expired_leases
 from scheduled_posts.models.messages import DueEntry
@@ -296,6 +299,7 @@ class World:
         self.skews = {
             "api": skew(),
             "watchdog": skew(),
+            "reconciler": skew(),
             **{f"sweeper{i}": skew() for i in range(max_sweepers)},
         }
         # the worker: reference clock, faulty table, idempotency client, queue, transport
@@ -446,6 +450,39 @@ class World:
         except Exception:
             self.totals["watchdog_invocation_errors"] += 1
 
+    def reconcile(self) -> None:
+        """The reconciler schedule's run, with its own skewed clock and faulty collaborators."""
+        settings = self.settings
+        role = "reconciler"
+        reconciler = Reconciler(
+            settings,
+            due_index=DueIndex(
+                settings.DUE_INDEX_TABLE_NAME,
+                table=FaultyTable(
+                    self.resource.Table(settings.DUE_INDEX_TABLE_NAME), self.plan, role
+                ),
+            ),
+            store=ReconcileStore(
+                settings.POSTS_TABLE_NAME,
+                settings.IDEMPOTENCY_TABLE_NAME,
+                dynamodb=FaultyResource(self.resource, self.plan, role),
+            ),
+            dispatch=DispatchStore(
+                settings.POSTS_TABLE_NAME,
+                table=FaultyTable(self.resource.Table(settings.POSTS_TABLE_NAME), self.plan, role),
+            ),
+            queue=DispatchQueue(
+                settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, role)
+            ),
+            clock=skewed_clock(self.clock, self.skews[role]),
+        )
+        handler = make_reconciler_handler(reconciler.run)
+        try:
+            answer = handler({}, FakeLambdaContext(self.clock, 300, "reconciler"))
+            self.totals["reconciler_rescued"] += len(answer.get("rescued") or {})
+        except Exception:
+            self.totals["reconciler_invocation_errors"] += 1
+
     # -- API calls (retried like a client would on 5xx) -------------------------------------
 
     def _call(self, user: str, method: str, path: str, body: Any = None, **kw: Any) -> Any:
@@ -588,6 +625,7 @@ class World:
         self._hot: set[int] = set()
         for post in self.posts:
             self._heat(post.publish_at)
+        self.next_reconcile_at = self.clock.now()
         i = 0
         while True:
             now = self.clock.now()
@@ -603,6 +641,11 @@ class World:
             for what, post in before:
                 self._create(post) if what == "create" else self._act(post)
             reports_before = len(self.driver.reports)
+            if now >= self.next_reconcile_at:
+                self.reconcile()
+                self.next_reconcile_at = now + timedelta(
+                    seconds=self.settings.RECONCILE_INTERVAL_SECONDS
+                )
             self.driver.tick()
             for what, post in after:
                 self._create(post) if what == "create" else self._act(post)
@@ -621,7 +664,11 @@ class World:
                 hot_after = [h for h in range(second + 1, second + int(step) + 1) if h in self._hot]
                 if hot_after:
                     step = max(1.0, hot_after[0] - now.timestamp())
-                upcoming = [self.driver.next_sweep_at, self.driver.next_watchdog_at]
+                upcoming = [
+                    self.driver.next_sweep_at,
+                    self.driver.next_watchdog_at,
+                    self.next_reconcile_at,
+                ]
                 if i < len(events):
                     upcoming.append(events[i][0])
                 for at in upcoming:
@@ -655,7 +702,15 @@ class World:
             )
             if found.get("Items"):
                 return False
-        return True
+        overdue = table.scan(  # the harness may scan; the service never does
+            FilterExpression="#s = :scheduled AND publish_at < :now",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={
+                ":scheduled": "scheduled",
+                ":now": format_instant(self.clock.now()),
+            },
+        )
+        return not overdue.get("Items")
 
     # -- checks ----------------------------------------------------------------------------
 
