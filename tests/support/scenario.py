@@ -22,7 +22,7 @@ import random
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -221,6 +221,8 @@ class FaultDriver(Driver):
         self.plan = plan
         self.concurrent_rate = concurrent_rate
         self._stack: list[list[dict[str, Any]]] = []
+        #: ``race(schedule_id)``: the world's hook to run a due edit or cancel at the claim.
+        self.race: Callable[[str], None] | None = None
         self.max_receive = self.aws.settings.MAX_RECEIVE_COUNT
 
     def invoke(self, messages: list[dict[str, Any]]) -> BatchReport:
@@ -237,9 +239,12 @@ class FaultDriver(Driver):
             self.plan.worker_budget_open = previous
 
     def interleave(self, point: str, identity: str) -> None:
-        """Called by the plan at each crash point: maybe run a duplicate invocation now."""
+        """Called by the plan at each crash point: maybe run, right there, the post's edit or
+        cancel (between the worker's read and its claim) or a duplicate invocation."""
         if point not in ("before_claim", "after_claim") or len(self._stack) != 1:
             return
+        if point == "before_claim" and self.race is not None:
+            self.race(identity.split("/", maxsplit=1)[0].removeprefix("POST#"))
         if not self.plan.chance(self.concurrent_rate, "concurrent", point, identity):
             return
         schedule_id = identity.split("/", maxsplit=1)[0].removeprefix("POST#")
@@ -341,6 +346,7 @@ class World:
             concurrent_rate=concurrent_rate,
         )
         self.plan.driver = self.driver
+        self.driver.race = self._race
         # the API: skewed clock, faulty resource, a promoter over faulty collaborators
         api_clock = skewed_clock(clock, self.skews["api"])
         api_due = DueIndex(
@@ -371,6 +377,7 @@ class World:
             )
         )
         self.posts: list[PlannedPost] = []
+        self._by_id: dict[str, PlannedPost] = {}
         self.users: dict[str, ApiClient] = {}
         self.channels: dict[str, list[str]] = {}
         self.outage: tuple[datetime, datetime] | None = None
@@ -575,8 +582,22 @@ class World:
             post.create_failed = f"{answer.status} {answer.json}"
             return
         post.schedule_id = answer.json["schedule_id"]
+        self._by_id[post.schedule_id] = post
         post.final_publish_at = post.publish_at
         post.final_content = post.content
+
+    def _race(self, schedule_id: str) -> None:
+        """At a worker's claim: run this post's edit or cancel now when it is due within 5 s
+        (the claim and the API's write race on ``status = scheduled AND version = :v``)."""
+        post = self._by_id.get(schedule_id)
+        if post is None or post.action is None or post.action_result is not None:
+            return
+        at = post.publish_at + timedelta(seconds=post.action[1])
+        if abs((at - self.clock.now()).total_seconds()) > 5:
+            return
+        if self.plan.draw("race", post.index) < 0.7:
+            self.plan.count("api_write_at_the_claim")
+            self._act(post)
 
     def _act(self, post: PlannedPost) -> None:
         assert post.action is not None and post.schedule_id is not None
@@ -634,7 +655,7 @@ class World:
             while i < len(events) and events[i][0] <= now:
                 _, _, what, post = events[i]
                 i += 1
-                if what == "act" and post.schedule_id is None:
+                if what == "act" and (post.schedule_id is None or post.action_result):
                     continue
                 late = what == "act" and self.plan.draw("order", post.index) < 0.5
                 (after if late else before).append((what, post))
@@ -648,7 +669,10 @@ class World:
                 )
             self.driver.tick()
             for what, post in after:
-                self._create(post) if what == "create" else self._act(post)
+                if what == "create":
+                    self._create(post)
+                elif post.action_result is None:
+                    self._act(post)
             busy = len(self.driver.reports) > reports_before or bool(after)
             now = self.clock.now()
             if i >= len(events) and now > last_publish and not busy and self._settled():
