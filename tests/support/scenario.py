@@ -753,6 +753,11 @@ class World:
             by_pair.setdefault(pair, []).append(r)
         totals["requests"] = receiver.count()
         totals["raw_resends"] = receiver.raw_resends()
+        if receiver.raw_resends() > self.plan.unobserved_2xx:
+            problems.append(
+                f"{receiver.raw_resends()} raw re-sends but only {self.plan.unobserved_2xx} 2xx "
+                "went unobserved: a delivery the worker knew of was sent again"
+            )
         totals["deliveries"] = len(receiver.accepted_keys())
         totals["bad_signatures"] = len(receiver.bad_signatures())
         if receiver.bad_signatures():
