@@ -12,6 +12,7 @@ retry it at most :data:`TRANSACTION_ATTEMPTS` times.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,8 @@ TRANSACTION_ATTEMPTS = 3
 _ATTEMPT_PREFIX = "ATTEMPT#"
 _RELEASE_PREFIX = f"{keys.PENDING_SK}#RELEASED#"
 _KEY_ATTRIBUTES = frozenset({"pk", "sk"})
+#: Namespace of the create transactions' ``ClientRequestToken`` (a UUID v5 of the schedule id).
+_CREATE_TOKEN_NAMESPACE = uuid.UUID("5b1f7f0e-4c1a-4e55-9c2b-2f0a6e1d9a11")
 
 
 class TransactionConflictError(ServiceError):
@@ -198,17 +201,34 @@ class PostRepository:
         release shards are folded in and the transaction is tried once more (also when this
         fold found nothing: another request may have just folded them).
 
+        Each try carries a ``ClientRequestToken`` derived from the schedule id, so DynamoDB
+        answers botocore's retry of a transaction that committed (its answer lost) with success
+        rather than running it again. Where a retry still fails the post's own
+        ``attribute_not_exists`` condition (an expired token, an emulator that ignores tokens),
+        the post is re-read: it exists, and the id is a fresh UUID, so the create committed.
+
         Raises
         ------
         LimitExceededError
             When the owner already has ``max_pending`` posts ``scheduled``.
         """
         for attempt in (1, 2):
+            token = str(uuid.uuid5(_CREATE_TOKEN_NAMESPACE, f"{post.schedule_id}/{attempt}"))
             try:
-                self._transact(self._create_items(post, late=late, max_pending=max_pending))
+                self._transact(
+                    self._create_items(post, late=late, max_pending=max_pending), token=token
+                )
                 return
             except ClientError as exc:
                 reasons = _reasons(exc)
+                if _is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
+                    if self._committed(post):
+                        logger.info(
+                            "create had committed before a retry",
+                            extra={"schedule_id": post.schedule_id},
+                        )
+                        return
+                    raise
                 if not (_is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
                     raise
                 if attempt == 1:
@@ -358,11 +378,19 @@ class PostRepository:
 
     # -------------------------------------------------------------- internals
 
-    def _transact(self, items: list[dict[str, Any]]) -> None:
+    def _committed(self, post: Post) -> bool:
+        """True when ``post`` (its id, its owner) is stored: a create that did commit."""
+        stored = self.get(post.schedule_id)
+        return stored is not None and stored.owner == post.owner
+
+    def _transact(self, items: list[dict[str, Any]], *, token: str | None = None) -> None:
+        """``TransactWriteItems`` (``token``: its ``ClientRequestToken``, 1-36 characters,
+        idempotent for 10 minutes), retried on ``TransactionConflict``."""
         client = self._resource.meta.client
+        extra = {"ClientRequestToken": token} if token is not None else {}
         for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
             try:
-                client.transact_write_items(TransactItems=items)
+                client.transact_write_items(TransactItems=items, **extra)
                 return
             except ClientError as exc:
                 if (
