@@ -9,6 +9,7 @@ the CDK app uses, and only the missing ones are created, so a reused server keep
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import logging
 import os
@@ -19,7 +20,9 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +45,109 @@ FAKE_CREDENTIALS = {
 #: Physical names of the local resources (the CDK app lets CloudFormation generate its own).
 QUEUE_NAMES = {"DispatchQueue": "scheduled-posts-dispatch", "DispatchDLQ": "scheduled-posts-dlq"}
 _FAIL_FAST = Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=30)
+#: How often a long poll (``ReceiveMessage`` with ``WaitTimeSeconds``) is retried as a short one.
+LONG_POLL_STEP_SECONDS = 0.1
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+class SerialisedApp:
+    """WSGI middleware: one request at a time into moto, whose backends are not thread-safe.
+
+    moto's server answers each request on its own thread, and two concurrent
+    ``TransactWriteItems`` can fail inside moto (``RuntimeError: dictionary changed size during
+    iteration`` while it copies a table), which botocore then retries against a transaction
+    that may have committed. Here every request runs under one lock, response body included.
+
+    A long poll (SQS ``ReceiveMessage`` with ``WaitTimeSeconds`` > 0) would hold the lock for
+    its whole wait and stall every other request, so it is run as short receives
+    (``WaitTimeSeconds`` 0) every ``poll_step_seconds`` until a message arrives or the wait is
+    over, outside the lock in between (SQS Developer Guide, "Amazon SQS short and long
+    polling": a long poll returns as soon as a message is available).
+    """
+
+    def __init__(self, app: WsgiApp, *, poll_step_seconds: float = LONG_POLL_STEP_SECONDS) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+        self.poll_step_seconds = poll_step_seconds
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
+        wait_seconds, body = _long_poll(environ)
+        if not wait_seconds:
+            status, headers, payload = self._call(environ)
+            start_response(status, headers)
+            return [payload]
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            status, headers, payload = self._call(
+                {**environ, "wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body))}
+            )
+            done = not status.startswith("200") or _has_messages(payload)
+            if done or time.monotonic() + self.poll_step_seconds >= deadline:
+                start_response(status, headers)
+                return [payload]
+            time.sleep(self.poll_step_seconds)
+
+    def _call(self, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+        answer: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        def capture(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            answer["status"], answer["headers"] = status, headers
+            return chunks.append
+
+        with self.lock:
+            result = self.app(environ, capture)
+            try:
+                chunks.extend(result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+        return answer["status"], answer["headers"], b"".join(chunks)
+
+
+def _long_poll(environ: dict[str, Any]) -> tuple[float, bytes]:
+    """``(WaitTimeSeconds, the body rewritten with WaitTimeSeconds 0)`` of an SQS long poll
+    (JSON or query protocol), else ``(0, b"")``. Reads ``wsgi.input`` only when it must, and
+    then puts an equal stream back."""
+    target = environ.get("HTTP_X_AMZ_TARGET", "")
+    form = str(environ.get("CONTENT_TYPE", "")).startswith("application/x-www-form-urlencoded")
+    if target != "AmazonSQS.ReceiveMessage" and not form:
+        return 0, b""
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    raw = environ["wsgi.input"].read(length) if length else b""
+    environ["wsgi.input"] = io.BytesIO(raw)
+    try:
+        if target:
+            request = json.loads(raw or b"{}")
+            wait = float(request.get("WaitTimeSeconds") or 0)
+            request["WaitTimeSeconds"] = 0
+            return wait, json.dumps(request).encode()
+        fields = urllib.parse.parse_qsl(raw.decode(), keep_blank_values=True)
+        if ("Action", "ReceiveMessage") not in fields:
+            return 0, b""
+        wait = float(dict(fields).get("WaitTimeSeconds") or 0)
+        fields = [(k, "0" if k == "WaitTimeSeconds" else v) for k, v in fields]
+        return wait, urllib.parse.urlencode(fields).encode()
+    except (ValueError, TypeError, AttributeError):
+        return 0, b""  # moto answers the malformed request itself
+
+
+def _has_messages(payload: bytes) -> bool:
+    """True when a ``ReceiveMessage`` answer (JSON or XML) holds at least one message."""
+    try:
+        return bool(json.loads(payload).get("Messages"))
+    except (ValueError, AttributeError):
+        return b"<Message>" in payload
+
+
+def moto_app() -> SerialisedApp:
+    """moto's server WSGI application (every service), behind :class:`SerialisedApp`."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    return SerialisedApp(DomainDispatcherApplication(create_backend_app))
 
 
 def endpoint_url(port: int) -> str:
@@ -143,19 +249,23 @@ def serve_forever(port: int, exit_with_parent: int | None = None) -> None:
     With ``exit_with_parent``, also exit when that process is gone (so a killed ``make run``
     does not leave an orphan holding the port).
     """
-    from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+    from moto.moto_server.werkzeug_app import MotoRequestHandler
+    from werkzeug.serving import make_server
 
     quiet_request_logs()
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    server = ThreadedMotoServer(ip_address=HOST, port=port, verbose=False)
-    server.start()
+    # Threaded, so a slow client never blocks the socket; moto itself sees one request at a time.
+    server = make_server(HOST, port, moto_app(), threaded=True, request_handler=MotoRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name="embedded-aws", daemon=True)
+    thread.start()
     print(f"Embedded AWS (moto, in memory) at {endpoint_url(port)}", flush=True)
     while not stop.wait(1.0):
         if exit_with_parent is not None and not _alive(exit_with_parent):
             break
-    server.stop()
+    server.shutdown()
+    thread.join(timeout=5)
 
 
 def _alive(pid: int) -> bool:
