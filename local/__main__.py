@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shlex
 import signal
@@ -63,7 +64,14 @@ def main(argv: list[str] | None = None) -> int:
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _raise_keyboard_interrupt)
-        serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
+        try:
+            serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            port = config.receiver_port
+            print(f"RECEIVER_PORT={port}: 127.0.0.1:{port} is in use", file=sys.stderr)
+            return 1
         return 0
     if args.command == "env":
         from local.embedded_aws import resource_environment

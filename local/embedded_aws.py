@@ -214,7 +214,10 @@ def ensure_server(port: int, *, start_timeout: float = 60.0) -> EmbeddedAws:
     """
     if is_listening(port):
         if not is_moto(port):
-            raise RuntimeError(f"port {port} is taken by something that is not moto (AWS_PORT)")
+            raise RuntimeError(
+                f"AWS_PORT={port}: {HOST}:{port} is taken by something that is not moto; stop it "
+                f"or choose another, e.g. AWS_PORT={port + 1} make run"
+            )
         log.info("reusing the embedded AWS on port %s", port)
         return EmbeddedAws(port=port)
     process = subprocess.Popen(

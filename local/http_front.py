@@ -334,8 +334,9 @@ class ApiFront:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop accepting requests and close the socket."""
-        self.server.shutdown()
+        """Stop accepting requests and close the socket (also when never started)."""
+        if self._thread is not None:
+            self.server.shutdown()  # waits for serve_forever: only when it runs
         self.server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)

@@ -74,8 +74,9 @@ class Schedule:
         self.stop_event.set()
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread."""
-        self._thread.join(timeout)
+        """Wait for the thread (returns at once when it was never started)."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
 
     def run_once(self) -> None:
         """One invocation, as a scheduled run."""

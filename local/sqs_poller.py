@@ -160,8 +160,9 @@ class SqsPoller:
         self.stop_event.set()
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread."""
-        self._thread.join(timeout)
+        """Wait for the thread (returns at once when it was never started)."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
 
     def receive(self) -> list[dict[str, Any]]:
         """One long-poll receive (up to ``batch_size`` messages, all attributes)."""

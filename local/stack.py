@@ -9,10 +9,12 @@ thread bounded, so the whole stack is down within a few seconds.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import signal
+import socket
 import threading
 import time
 import warnings
@@ -85,6 +87,30 @@ class PublishLog:
             )
 
 
+class PortInUseError(RuntimeError):
+    """A port the stack must bind is taken; the message names its variable (``API_PORT``)."""
+
+
+def ensure_port_free(variable: str, port: int, host: str = "127.0.0.1") -> None:
+    """Raise :class:`PortInUseError` naming ``variable`` when ``host:port`` cannot be bound.
+
+    Binds with ``SO_REUSEADDR``, as the HTTP front does, so only a port someone listens on (or
+    holds bound) counts as taken.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno not in (errno.EADDRINUSE, errno.EACCES):
+                raise
+            state = "in use" if exc.errno == errno.EADDRINUSE else "not allowed"
+            raise PortInUseError(
+                f"{variable}={port}: {host}:{port} is {state}; stop what holds it or choose "
+                f"another, e.g. {variable}={port + 1} make run"
+            ) from None
+
+
 class LocalStack:
     """The running stack; :meth:`start` then :meth:`stop` (or :meth:`run` for both)."""
 
@@ -102,12 +128,15 @@ class LocalStack:
 
         Raises
         ------
+        PortInUseError
+            When ``API_PORT`` is taken (checked before anything starts).
         RuntimeError
             When the embedded AWS cannot be started or reused.
         pydantic.ValidationError
             When a service setting in the environment is out of range.
         """
         config = self.config
+        ensure_port_free("API_PORT", config.api_port)
         apply_service_defaults(os.environ, config)
         Settings.from_env()  # fail early on a bad value, before starting anything
         self.aws = ensure_server(config.aws_port)
@@ -186,7 +215,9 @@ class LocalStack:
         return f"http://127.0.0.1:{self.front.port}"
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop the HTTP front, the schedules and the poller, then the embedded AWS if ours."""
+        """Stop the HTTP front, the schedules and the poller, then the embedded AWS if ours.
+
+        Safe after a start that failed halfway (threads never started are skipped)."""
         self.stop_event.set()
         if self.front is not None:
             self.front.stop()
