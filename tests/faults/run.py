@@ -106,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes")
     parser.add_argument("--seeds-per-process", type=int, default=10)
+    parser.add_argument(
+        "--budget-seconds",
+        type=float,
+        default=0,
+        help="start no new chunk after this many seconds (0: no limit); the report says so",
+    )
     parser.add_argument("--json", action="store_true", help="print results as one JSON line")
     args = parser.parse_args(argv)
     started = time.monotonic()
@@ -117,14 +123,30 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(0, len(seeds), args.seeds_per_process)
         ]
         results: list[dict[str, Any]] = []
+        skipped: list[list[int]] = []
+
+        def run_chunk(chunk: list[int]) -> list[dict[str, Any]]:
+            if args.budget_seconds and time.monotonic() - started > args.budget_seconds:
+                skipped.append(chunk)
+                return []
+            return _chunk(chunk, args.posts)
+
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for i, chunk_results in enumerate(pool.map(lambda c: _chunk(c, args.posts), chunks)):
+            for i, chunk_results in enumerate(pool.map(run_chunk, chunks)):
                 results += chunk_results
                 print(
-                    f"chunk {i + 1}/{len(chunks)} done ({time.monotonic() - started:.0f} s)",
+                    f"chunk {i + 1}/{len(chunks)} {'done' if chunk_results else 'skipped'} "
+                    f"({time.monotonic() - started:.0f} s)",
                     file=sys.stderr,
                     flush=True,
                 )
+        if skipped:
+            print(
+                f"time budget of {args.budget_seconds:.0f} s: ran {len(results)} of {n} seeds "
+                f"({len(results) * args.posts} of {n * args.posts} posts); "
+                f"seeds {args.first_seed}..{args.first_seed + n - 1} asked",
+                flush=True,
+            )
     else:
         if args.seeds:
             seeds = [int(s) for s in args.seeds.split(",")]
