@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--total", type=int, help="posts in all: total/posts seeds in chunks")
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="parallel processes")
-    parser.add_argument("--seeds-per-process", type=int, default=10)
+    parser.add_argument("--seeds-per-process", type=int, default=4)
     parser.add_argument(
         "--budget-seconds",
         type=float,
