@@ -14,36 +14,39 @@ reproduces it.
 
 from __future__ import annotations
 
+import argparse
+import json
+import logging
 import os
-
-for _name, _value in {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_NAMESPACE": "ScheduledPostsFaults",
-    "POWERTOOLS_METRICS_DISABLED": "true",
-    "POWERTOOLS_LOG_LEVEL": "CRITICAL",
-}.items():
-    os.environ.setdefault(_name, _value)
-os.environ.pop("AWS_ENDPOINT_URL", None)
-os.environ.pop("AWS_PROFILE", None)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import logging  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+import subprocess
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
 #: The totals every report prints first, in this order.
 HEADLINE = ("posts", "deliveries", "duplicates", "early", "stuck", "raw_resends", "dlq")
+
+
+def quiet_environment() -> None:
+    """Fake AWS credentials, no real endpoint, Powertools quiet (the command line only: under
+    pytest, ``tests/conftest.py`` sets these and this module must not change them)."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "ScheduledPostsFaults",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "CRITICAL",
+    }.items():
+        os.environ.setdefault(name, value)
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    os.environ.pop("AWS_PROFILE", None)
 
 
 def run_seeds(seeds: list[int], posts: int) -> list[dict[str, Any]]:
@@ -90,7 +93,12 @@ def _chunk(seeds: list[int], posts: int) -> list[dict[str, Any]]:
         ",".join(map(str, seeds)),
     ]
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": f"{root / 'layers/common/python'}{os.pathsep}{root}"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{root / 'layers/common/python'}{os.pathsep}{root}",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "CRITICAL",
+    }
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=root)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         raise RuntimeError(f"chunk {seeds[0]}.. crashed:\n{done.stderr[-4000:]}")
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print results as one JSON line")
     args = parser.parse_args(argv)
+    quiet_environment()
     started = time.monotonic()
     if args.total:
         n = max(1, -(-args.total // args.posts))
