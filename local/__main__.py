@@ -19,7 +19,19 @@ import shlex
 import signal
 import sys
 
-from local.config import LocalConfig
+from local.config import LocalConfig, apply_service_defaults
+
+
+def prepare_run(config: LocalConfig) -> None:
+    """Before ``run``: the service defaults (``POWERTOOLS_LOG_LEVEL`` ...), then the logging.
+
+    In this order, so the handlers' Powertools Logger logs at ``POWERTOOLS_LOG_LEVEL`` even
+    when it was created (on import) before the defaults were applied.
+    """
+    apply_service_defaults(os.environ, config)
+    from local.stack import configure_logging
+
+    configure_logging()
 
 
 def _raise_keyboard_interrupt(*_: object) -> None:
@@ -45,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     config = LocalConfig.from_env()
 
     if args.command == "run":
-        from local.stack import LocalStack, configure_logging
+        prepare_run(config)
+        from local.stack import LocalStack
 
-        configure_logging()
         return LocalStack(config).run()
     if args.command == "aws":
         from local.embedded_aws import serve_forever

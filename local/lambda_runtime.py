@@ -4,6 +4,10 @@ Lambda runs one invocation at a time per execution environment, and the handlers
 (module-level Powertools resolvers and batch processors keep per-invocation state). The local
 stack calls handlers from several threads, so each function serialises its invocations behind
 one lock: one warm environment per function.
+
+In Lambda each function has its own process; here all share one Powertools Logger, whose
+``inject_lambda_context`` keys are process-wide, so :func:`label_logs` gives each invocation's
+thread its own (Powertools thread-local keys win over the shared ones).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ class LambdaFunction:
         self.timeout_seconds = timeout_seconds
         self._handler = handler
         self._lock = threading.Lock()
+        self._warm = False
 
     def handler(self) -> Handler:
         """The handler, imported on first use.
@@ -87,7 +92,29 @@ class LambdaFunction:
         handler = self.handler()
         with self._lock:
             context = LambdaContext(f"scheduled-posts-{self.name}", self.timeout_seconds)
+            label_logs(context, event, cold_start=not self._warm)
+            self._warm = True
             return handler(event, context), context
+
+
+def label_logs(context: LambdaContext, event: Any, *, cold_start: bool) -> None:
+    """Label the handler log lines of this thread with ``context``'s function and request.
+
+    The keys are those of Powertools' ``inject_lambda_context`` (``function_name``,
+    ``function_arn``, ``function_request_id``, ``function_memory_size``, ``cold_start``) and
+    ``correlation_id``: the API Gateway request id when ``event`` has one, else none.
+    """
+    from scheduled_posts.observability import logger
+
+    request = event.get("requestContext") if isinstance(event, dict) else None
+    logger.thread_safe_append_keys(
+        function_name=context.function_name,
+        function_memory_size=context.memory_limit_in_mb,
+        function_arn=context.invoked_function_arn,
+        function_request_id=context.aws_request_id,
+        cold_start=cold_start,
+        correlation_id=request.get("requestId") if isinstance(request, dict) else None,
+    )
 
 
 def is_available(name: str) -> bool:

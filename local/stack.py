@@ -248,11 +248,21 @@ class LocalStack:
 
 
 def configure_logging() -> None:
-    """Plain one-line logs on stderr for the local stack; werkzeug and moto at ERROR."""
+    """Plain one-line logs on stderr for the local stack (``LOCAL_LOG_LEVEL``, INFO); werkzeug
+    and moto at ERROR; the handlers' JSON logs once each, at ``POWERTOOLS_LOG_LEVEL``.
+
+    The handlers' Powertools Logger keeps a root handler from printing its records a second
+    time only for root handlers that existed when it was created, and it reads its level when
+    created: both are set again here, after ``apply_service_defaults``.
+    """
+    from scheduled_posts.observability import logger as handler_logger
+
     logging.basicConfig(
         level=os.environ.get("LOCAL_LOG_LEVEL", "INFO").upper(),
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
     quiet_request_logs()
+    handler_logger.setLevel(os.environ.get("POWERTOOLS_LOG_LEVEL") or "WARNING")
+    logging.getLogger(handler_logger.service).propagate = False
     # Metrics are off locally (POWERTOOLS_METRICS_DISABLED); Powertools still warns per flush.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
