@@ -16,6 +16,11 @@ def test_clean_errors_drops_input_and_context() -> None:
     assert clean_errors(raw) == [{"loc": ["body", "x"], "msg": "bad", "type": "t"}]
 
 
+def test_clean_errors_strips_pydantics_value_error_prefix() -> None:
+    raw = [{"loc": ("body", "content"), "msg": "Value error, must not be blank", "type": "v"}]
+    assert clean_errors(raw)[0]["msg"] == "must not be blank"
+
+
 def test_from_service_error_limit_is_429_problem() -> None:
     response = from_service_error(LimitExceededError("too many"))
     body = json.loads(response.body)
@@ -42,8 +47,18 @@ def test_from_service_error_validation_carries_errors() -> None:
         ('"3"', {'"3"'}),
         ('W/"4"', {'W/"4"'}),
         ('"1", "2"', {'"1"', '"2"'}),
-        ("abc", {"abc"}),
+        ('"1",, W/"2" ', {'"1"', 'W/"2"'}),  # empty list elements are ignored (RFC 9110 5.6.1.2)
+        ('"a,b"', {'"a,b"'}),
+        ("", set()),
     ],
 )
 def test_parse_if_match_reads_the_entity_tags(header: str | None, tags: set[str] | None) -> None:
     assert parse_if_match(header) == (frozenset(tags) if tags is not None else None)
+
+
+@pytest.mark.parametrize("header", ["1", "abc", '"1", 2', '*, "1"', '"1', 'w/"1"'])
+def test_parse_if_match_malformed_raises_validation_failed(header: str) -> None:
+    with pytest.raises(ValidationFailedError) as caught:
+        parse_if_match(header)
+    assert caught.value.errors[0]["loc"] == ["header", "If-Match"]
+    assert "quoted" in str(caught.value.errors[0]["msg"])

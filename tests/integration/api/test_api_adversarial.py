@@ -69,7 +69,7 @@ def test_list_posts_from_with_non_ascii_digits_is_422(alice: ApiClient, post: di
 # ------------------------------------------------------ If-Match: strong comparison
 
 
-@pytest.mark.parametrize("if_match", ['W/"1"', '"01"', "1"])
+@pytest.mark.parametrize("if_match", ['W/"1"', '"01"', '"v1"'])
 def test_patch_post_if_match_not_a_strong_match_is_412_and_changes_nothing(
     alice: ApiClient, post: dict, tables, if_match: str
 ) -> None:
@@ -78,6 +78,25 @@ def test_patch_post_if_match_not_a_strong_match_is_412_and_changes_nothing(
     answer = alice.patch(path, {"content": "edited"}, headers={"If-Match": if_match})
     _problem(answer, 412)
     assert tables.post_item(post["schedule_id"])["content"] == "hello"
+
+
+def test_patch_post_if_match_unquoted_is_422_and_changes_nothing(
+    alice: ApiClient, post: dict, tables
+) -> None:
+    path = f"{POSTS}/{post['schedule_id']}"
+    answer = alice.patch(path, {"content": "edited"}, headers={"If-Match": "1"})
+    _problem(answer, 422)
+    assert answer.json["errors"][0]["loc"] == ["header", "If-Match"]
+    assert "quoted" in answer.json["errors"][0]["msg"]
+    assert tables.post_item(post["schedule_id"])["content"] == "hello"
+
+
+def test_create_post_blank_content_message_has_no_pydantic_prefix(
+    alice: ApiClient, channel: str
+) -> None:
+    answer = alice.post(POSTS, {"content": "  ", "publish_at": FAR, "channel_ids": [channel]})
+    _problem(answer, 422)
+    assert answer.json["errors"][0]["msg"] == "must not be blank"
 
 
 def test_patch_post_if_match_list_naming_the_current_version_is_200(

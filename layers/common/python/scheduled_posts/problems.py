@@ -37,6 +37,8 @@ from scheduled_posts.observability import logger
 
 PROBLEM_JSON = "application/problem+json"
 _MAX_MSG = 300
+#: What pydantic puts before the message of a ``ValueError`` raised in a validator.
+_PYDANTIC_PREFIXES = ("Value error, ",)
 
 
 class UnauthenticatedError(ServiceError):
@@ -100,13 +102,17 @@ def _clean_loc(loc: Any) -> list[str | int]:
 
 
 def clean_errors(errors: Any) -> list[dict[str, Any]]:
-    """``[{"loc", "msg", "type"}]`` from pydantic-style errors, without inputs or contexts."""
+    """``[{"loc", "msg", "type"}]`` from pydantic-style errors, without inputs or contexts,
+    and without pydantic's ``Value error, `` before our validators' own messages."""
     cleaned = []
     for error in errors or []:
+        msg = str(error.get("msg", "invalid"))
+        for prefix in _PYDANTIC_PREFIXES:
+            msg = msg.removeprefix(prefix)
         cleaned.append(
             {
                 "loc": _clean_loc(error.get("loc", [])),
-                "msg": str(error.get("msg", "invalid"))[:_MAX_MSG],
+                "msg": msg[:_MAX_MSG],
                 "type": str(error.get("type", "value_error")),
             }
         )

@@ -15,6 +15,7 @@ promoter), so tests swap any of them. Rules:
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,10 @@ Promoter = Callable[[DueEntry], None]
 #: Tries of an edit or cancel without ``If-Match`` that lost a race to another edit.
 WRITE_ATTEMPTS = 3
 _ONE_MS = timedelta(milliseconds=1)
+#: ``entity-tag = [ W/ ] DQUOTE *etagc DQUOTE`` (RFC 9110 section 8.8.3).
+_ENTITY_TAG = r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"'
+#: ``If-Match = "*" / #entity-tag``: a comma list, empty elements allowed (section 5.6.1).
+_IF_MATCH_LIST = re.compile(rf"[ \t]*(?:{_ENTITY_TAG})?(?:[ \t]*,[ \t]*(?:{_ENTITY_TAG})?)*[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -70,12 +75,29 @@ def parse_if_match(value: str | None) -> frozenset[str] | None:
 
     If-Match uses the strong comparison (RFC 9110 section 13.1.1): a weak tag (``W/"1"``)
     never matches, and a tag matches only when it is exactly the quoted version (``"1"``, not
-    ``"01"`` nor ``1``). A list matches when any member does; an empty or unparseable value
-    names nothing, so the request fails with 412.
+    ``"01"``). A list matches when any member does; an empty value names nothing, so the
+    request fails with 412.
+
+    Raises
+    ------
+    ValidationFailedError
+        The value is neither ``*`` nor a list of quoted entity tags (``1`` instead of ``"1"``):
+        422, since no version could ever match it (RFC 9110 sections 13.1.1 and 8.8.3).
     """
-    if value is None or value.strip() == "*":
+    if value is None or value.strip(" \t") == "*":
         return None
-    return frozenset(tag.strip() for tag in value.split(","))
+    if _IF_MATCH_LIST.fullmatch(value) is None:
+        raise ValidationFailedError(
+            "the request is not valid",
+            [
+                _error(
+                    ["header", "If-Match"],
+                    'must be * or a list of quoted entity tags, such as "1" (with the quotes)',
+                    "if_match_malformed",
+                )
+            ],
+        )
+    return frozenset(re.findall(_ENTITY_TAG, value))
 
 
 def etag(post: Post) -> str:
