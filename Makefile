@@ -17,8 +17,8 @@ CDK := $(CDK_DIR)/node_modules/.bin/cdk
 CDK_ENV := env -u AWS_PROFILE -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN \
 	AWS_EC2_METADATA_DISABLED=true CDK_DISABLE_CLI_TELEMETRY=true
 
-help:
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+help: ## This list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-11s %s\n", $$1, $$2}'
 
 $(VENV)/.installed-dev: requirements.txt requirements-local.txt requirements-infra.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,17 +35,23 @@ venv: $(VENV)/.installed-dev ## Everything: runtime, local stack, CDK, test and 
 venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
 
 # The local stack (local/): the whole service on an embedded AWS, no account, no CDK.
-.PHONY: run aws token receiver demo
+.PHONY: run aws token receiver demo env
+# The token's subject: SUB (default alice). USER counts only when given on the make command line
+# (`make token USER=bob`, the old spelling): otherwise it is the shell's login name.
+SUB ?= alice
+TOKEN_SUB = $(if $(filter command line,$(origin SUB)),$(SUB),$(if $(filter command line,$(origin USER)),$(USER),$(SUB)))
 run: venv-local ## Start the service locally (embedded AWS, in memory); prints "API ready at ..."
 	@$(PY) -m local run
 aws: venv-local ## Only the embedded AWS (moto, in memory); `make run` reuses it across restarts
 	@$(PY) -m local aws
-token: venv-local ## Print a 1 h JWT for the local stack: make token USER=alice
-	@$(PY) -m local token "$(USER)"
+token: venv-local ## Print a 1 h JWT for the local stack: make token SUB=alice (the default)
+	@$(PY) -m local token "$(TOKEN_SUB)"
 receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; RECEIVER_SECRET to verify)
 	@$(PY) -m local receiver
 demo: venv-local ## Scripted tour against a running `make run`
 	@$(PY) -m local demo
+env: venv-local ## Print export lines for the running embedded AWS (for eval in a shell)
+	@$(PY) -m local env
 
 lint: venv ## ruff (lint + format check)
 	$(BIN)/ruff check .
@@ -103,5 +109,5 @@ faults: venv ## Fault suite at scale: make faults N=100000 [FAULT_BUDGET=900 s] 
 	$(PY) -m tests.faults.run --total $(N) --posts $(FAULT_POSTS) --jobs $(FAULT_JOBS) \
 		--budget-seconds $(FAULT_BUDGET)
 
-clean:
+clean: ## Remove caches and cdk.out (keeps .venv and .cdk)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out

@@ -3,7 +3,7 @@
 * ``run``: the whole service on the embedded AWS (``make run``).
 * ``aws``: only the embedded AWS, in the foreground; a ``make run`` started afterwards reuses
   it, so the service processes can be restarted while it keeps every post (in memory).
-* ``token [USER]``: print an HS256 JWT for ``sub=USER`` valid 1 h (``make token USER=alice``).
+* ``token [SUB]``: print an HS256 JWT for ``sub=SUB`` valid 1 h (``make token SUB=alice``).
 * ``receiver``: a webhook receiver on ``RECEIVER_PORT`` (``make receiver``).
 * ``demo``: the scripted tour against a running stack (``make demo``).
 * ``env``: print ``export`` lines that point a shell (``aws`` CLI, ``make redrive``...) at the
@@ -34,6 +34,18 @@ def prepare_run(config: LocalConfig) -> None:
     configure_logging()
 
 
+def subject_problem(sub: str) -> str | None:
+    """Why ``sub`` cannot be a token subject, or ``None``: the API refuses (401) a ``sub`` that
+    is empty, over 255 characters or holds control characters (``functions/api/handler.py``)."""
+    if not sub.strip():
+        return "is empty"
+    if len(sub) > 255:
+        return "is over 255 characters"
+    if not sub.isprintable():
+        return "holds control characters"
+    return None
+
+
 def _raise_keyboard_interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -46,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     aws = commands.add_parser("aws", help="start only the embedded AWS (moto)")
     aws.add_argument("--port", type=int, default=None)
     aws.add_argument("--exit-with-parent", type=int, default=None, help=argparse.SUPPRESS)
-    token = commands.add_parser("token", help="print a JWT for USER")
-    token.add_argument("user", nargs="?", default=os.environ.get("USER_SUB") or "alice")
+    token = commands.add_parser("token", help="print a JWT for SUB")
+    token.add_argument("user", metavar="SUB", nargs="?", default="alice")
     token.add_argument("--ttl", type=int, default=3600, help="seconds (default 3600)")
     commands.add_parser("receiver", help="start a webhook receiver")
     commands.add_parser("env", help="print exports for the running embedded AWS")
@@ -69,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "token":
         from local.token import make_token
 
+        problem = subject_problem(args.user)
+        if problem is not None:
+            print(f"the token subject {problem}: make token SUB=alice", file=sys.stderr)
+            return 2
         print(make_token(args.user, config, ttl_seconds=args.ttl))
         return 0
     if args.command == "receiver":

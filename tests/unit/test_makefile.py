@@ -1,0 +1,36 @@
+"""The Makefile's front door: `make help` lists every target in aligned columns."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _make(*args: str) -> list[str]:
+    done = subprocess.run(
+        ["make", "-s", "-C", str(ROOT), *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+def test_make_help_descriptions_start_in_one_column() -> None:
+    lines = _make("help")
+    columns = {re.match(r"\s*\S+\s+", line).end() for line in lines}  # type: ignore[union-attr]
+    assert len(lines) > 10
+    assert len(columns) == 1
+
+
+def test_make_help_lists_clean_and_env() -> None:
+    targets = {line.split()[0] for line in _make("help")}
+    assert {"clean", "env", "help", "run", "token"} <= targets
+
+
+def test_make_env_runs_python_m_local_env() -> None:
+    assert _make("-n", "env")[-1].endswith("-m local env")
