@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
+import pytest
 
+from scheduled_posts.observability import metrics
 from tests.integration.dispatch.conftest import FirePath, fire, make_fire
 
 __all__ = ["emitted_metric", "fire", "make_fire", "set_rate_limit"]
@@ -39,3 +42,12 @@ def emitted_metric(output: str, name: str) -> list[float]:
             value = blob[name]
             values.extend(float(v) for v in (value if isinstance(value, list) else [value]))
     return values
+
+
+@pytest.fixture(autouse=True)
+def _fresh_metrics() -> Iterator[None]:
+    """Powertools keeps unflushed metrics in a process-wide buffer: start and end each test
+    with it empty, so a metric read from a handler's output is that handler's own."""
+    metrics.clear_metrics()
+    yield
+    metrics.clear_metrics()
