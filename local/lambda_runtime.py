@@ -6,13 +6,14 @@ stack calls handlers from several threads, so each function serialises its invoc
 one lock: one warm environment per function.
 
 In Lambda each function has its own process; here all share one Powertools Logger, whose
-``inject_lambda_context`` keys are process-wide, so :func:`label_logs` gives each invocation's
-thread its own (Powertools thread-local keys win over the shared ones).
+``inject_lambda_context`` keys are process-wide (and ``clear_state=True`` also clears its
+thread-local keys), so each invocation labels its thread's records itself: :class:`LogLabels`.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import threading
 import time
 import uuid
@@ -23,6 +24,43 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class LogLabels(logging.Filter):
+    """Sets each record's Lambda keys from the invocation running on its thread.
+
+    The keys are those of Powertools' ``inject_lambda_context`` (``function_name``,
+    ``function_arn``, ``function_request_id``, ``function_memory_size``, ``cold_start``) and
+    ``correlation_id`` (the API Gateway request id, or none). Record attributes are written last
+    by the Powertools formatter, so they win over its process-wide keys. Records logged outside
+    an invocation pass unchanged.
+    """
+
+    _current = threading.local()
+
+    @classmethod
+    def set(cls, labels: dict[str, Any] | None) -> None:
+        """Label this thread's records with ``labels`` (``None``: stop labelling)."""
+        cls._current.labels = labels
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Add the labels of this thread's invocation to ``record``; never drops it."""
+        for name, value in (getattr(self._current, "labels", None) or {}).items():
+            setattr(record, name, value)
+        return True
+
+
+_labels_installed = threading.Lock()
+
+
+def install_log_labels() -> None:
+    """Put one :class:`LogLabels` on the handlers' Powertools logger (idempotent)."""
+    from scheduled_posts.observability import logger
+
+    with _labels_installed:
+        target = logging.getLogger(logger.service)
+        if not any(isinstance(f, LogLabels) for f in target.filters):
+            target.addFilter(LogLabels())
 
 
 class LambdaContext:
@@ -90,31 +128,27 @@ class LambdaFunction:
         invocation overran its timeout). Exceptions from the handler propagate.
         """
         handler = self.handler()
+        install_log_labels()
         with self._lock:
             context = LambdaContext(f"scheduled-posts-{self.name}", self.timeout_seconds)
-            label_logs(context, event, cold_start=not self._warm)
+            request = event.get("requestContext") if isinstance(event, dict) else None
+            LogLabels.set(
+                {
+                    "function_name": context.function_name,
+                    "function_memory_size": context.memory_limit_in_mb,
+                    "function_arn": context.invoked_function_arn,
+                    "function_request_id": context.aws_request_id,
+                    "cold_start": not self._warm,
+                    "correlation_id": (
+                        request.get("requestId") if isinstance(request, dict) else None
+                    ),
+                }
+            )
             self._warm = True
-            return handler(event, context), context
-
-
-def label_logs(context: LambdaContext, event: Any, *, cold_start: bool) -> None:
-    """Label the handler log lines of this thread with ``context``'s function and request.
-
-    The keys are those of Powertools' ``inject_lambda_context`` (``function_name``,
-    ``function_arn``, ``function_request_id``, ``function_memory_size``, ``cold_start``) and
-    ``correlation_id``: the API Gateway request id when ``event`` has one, else none.
-    """
-    from scheduled_posts.observability import logger
-
-    request = event.get("requestContext") if isinstance(event, dict) else None
-    logger.thread_safe_append_keys(
-        function_name=context.function_name,
-        function_memory_size=context.memory_limit_in_mb,
-        function_arn=context.invoked_function_arn,
-        function_request_id=context.aws_request_id,
-        cold_start=cold_start,
-        correlation_id=request.get("requestId") if isinstance(request, dict) else None,
-    )
+            try:
+                return handler(event, context), context
+            finally:
+                LogLabels.set(None)
 
 
 def is_available(name: str) -> bool:

@@ -1,4 +1,4 @@
-"""``make token USER=alice``: an HS256 JWT the local stack's authorizer accepts.
+"""``make token SUB=alice``: an HS256 JWT the local stack's authorizer accepts.
 
 Signed with ``LOCAL_JWT_SECRET``; carries ``iss``/``aud`` when ``LOCAL_JWT_ISSUER`` /
 ``LOCAL_JWT_AUDIENCE`` are set, so the token matches the local authorizer's configuration.

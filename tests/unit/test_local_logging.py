@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.logging import correlation_paths
 
 from local.lambda_runtime import LambdaFunction
 from scheduled_posts.observability import logger
@@ -77,20 +78,19 @@ def json_lines() -> Iterator[io.StringIO]:
     yield stream
     std.removeHandler(handler)
     std.setLevel(level)
-    logger.thread_safe_clear_keys()
 
 
 def test_concurrent_functions_label_their_own_log_lines(json_lines: io.StringIO) -> None:
     sweeper_entered = threading.Event()
     api_done = threading.Event()
 
-    @logger.inject_lambda_context
+    @logger.inject_lambda_context(clear_state=True)  # as the scheduled handlers do
     def sweeper(event: dict[str, Any], context: Any) -> None:
         sweeper_entered.set()
         api_done.wait(timeout=10)  # the API's invocation runs in between
         logger.info("swept")
 
-    @logger.inject_lambda_context
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
     def api(event: dict[str, Any], context: Any) -> None:
         logger.info("answered")
         api_done.set()
