@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from scheduled_posts.logic.recovery import RecoveryDeps
 from scheduled_posts.logic.redrive import RedriveLine, Redriver
+from scheduled_posts.observability import logger
 from scheduled_posts.settings import Settings
 
 
@@ -31,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="decide and print; change nothing")
     parser.add_argument("--max", type=int, default=1000, help="at most this many messages")
     args = parser.parse_args(argv)
+    logger.setLevel("WARNING")  # the printed report is the output; keep the JSON logs quiet
     settings = Settings.from_env()
     missing = [n for n in ("DISPATCH_QUEUE_URL", "DISPATCH_DLQ_URL") if not getattr(settings, n)]
     if missing:

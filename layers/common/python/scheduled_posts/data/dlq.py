@@ -79,6 +79,12 @@ class DeadLetterQueue:
         """Delete a handled message."""
         self.client.delete_message(QueueUrl=self.queue_url, ReceiptHandle=letter.receipt_handle)
 
+    def release(self, letter: DeadLetter) -> None:
+        """Make a received message visible again at once (``ChangeMessageVisibility`` 0)."""
+        self.client.change_message_visibility(
+            QueueUrl=self.queue_url, ReceiptHandle=letter.receipt_handle, VisibilityTimeout=0
+        )
+
     def depth(self) -> int:
         """``ApproximateNumberOfMessages`` (visible messages; approximate by design)."""
         attributes = self.client.get_queue_attributes(

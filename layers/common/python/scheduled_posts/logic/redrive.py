@@ -72,8 +72,8 @@ class RedriveLine:
 
 def _why_there(letter: DeadLetter, message: DispatchMessage, post: Post | None) -> str:
     parts = [
-        f"{message.reason.value} message (attempt {message.attempt}) received "
-        f"{letter.receive_count} times without success"
+        f"{message.reason.value} message (attempt {message.attempt}) that kept failing "
+        f"(ApproximateReceiveCount {letter.receive_count})"
     ]
     if post is not None:
         parts.append(f"post is {post.status.value}")
@@ -112,19 +112,30 @@ class Redriver:
     ) -> list[RedriveLine]:
         """Handle up to ``max_messages`` DLQ messages; calls ``report(line)`` for each.
 
-        Messages left in the DLQ (unparseable, or every one in a dry run) stay hidden for the
-        receive's visibility timeout (60 s), so one run sees each message at most once.
+        Messages left in the DLQ (unparseable, or every one in a dry run) stay hidden while the
+        run goes on, so one run sees each message at most once, and are made visible again at
+        its end (so a real run can follow a dry run at once).
         """
         lines: list[RedriveLine] = []
-        while len(lines) < max_messages:
-            letters = self.dlq.receive()
-            if not letters:
-                break
-            for letter in letters[: max_messages - len(lines)]:
-                line = self.handle(letter)
-                lines.append(line)
-                if report is not None:
-                    report(line)
+        kept: list[DeadLetter] = []
+        try:
+            while len(lines) < max_messages:
+                letters = self.dlq.receive()
+                if not letters:
+                    break
+                for index, letter in enumerate(letters):
+                    if len(lines) >= max_messages:
+                        kept += letters[index:]
+                        break
+                    line = self.handle(letter)
+                    lines.append(line)
+                    if line.action.startswith("would-") or line.action == "left":
+                        kept.append(letter)
+                    if report is not None:
+                        report(line)
+        finally:
+            for letter in kept:
+                self.dlq.release(letter)
         return lines
 
     def handle(self, letter: DeadLetter) -> RedriveLine:
@@ -136,7 +147,7 @@ class Redriver:
                 letter.message_id,
                 None,
                 "left",
-                f"not a dispatch message, received {letter.receive_count} times",
+                f"not a dispatch message (ApproximateReceiveCount {letter.receive_count})",
                 "left in the DLQ; inspect it by hand",
             )
         assert self.deps.dispatch is not None and self.deps.queue is not None
