@@ -73,7 +73,9 @@ def test_fire_path_same_message_twice_concurrent_delivers_once(fire: FirePath) -
 
 
 def test_fire_path_retry_message_duplicated_concurrently_delivers_once(fire: FirePath) -> None:
-    # Given a post whose first attempt got a 503 (a retry message with the lease token is out)
+    # Given a post whose first attempt got a 503 (a retry message with the lease token is out),
+    # with the backoff pinned to 8 s so the retry is still queued when the test duplicates it
+    fire.uniform = lambda low, high: min(high, 8.0)
     fire.channel("c1")
     post = fire.post(fire.clock.now() + timedelta(seconds=5), ["c1"])
     fire.receiver.script(Answer.error(503), url="https://hooks.example.com/c1")
