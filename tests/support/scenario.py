@@ -535,6 +535,8 @@ class World:
             channels = rng.sample(self.channels[user], min(count, len(self.channels[user])))
             ms = rng.choice([0, 0, 0, 1, 500, 999])
             publish_at = first + timedelta(seconds=rng.choice(slots), milliseconds=ms)
+            if rng.random() < 0.5:  # beyond the API's promotion window: the sweeper sends it
+                publish_at += timedelta(seconds=self.settings.LOOKAHEAD_SECONDS + 120)
             create_at = start
             if rng.random() < 0.15:  # created late, inside the lookahead: promoted at once
                 create_at = max(start, publish_at - timedelta(seconds=rng.randint(4, 120)))
@@ -560,7 +562,7 @@ class World:
             )
         last = max(p.publish_at for p in self.posts)
         if rng.random() < 0.5:  # a sweeper outage somewhere in the window
-            begin = first + timedelta(seconds=rng.randint(0, window))
+            begin = first + timedelta(seconds=rng.randint(0, window + 720))
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
             self.plan.count("sweeper_outage")
 
