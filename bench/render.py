@@ -152,9 +152,22 @@ def lag_section(result: dict[str, Any]) -> str:
          s["moto_busy_ms_per_post"]]
         for s in result["scenarios"]
     ]  # fmt: skip
+    notes = []
+    for sc in result["scenarios"]:
+        ops = sc.get("moto_by_operation") or {}
+        if ops:
+            top, v = next(iter(ops.items()))
+            notes.append(
+                f"* {sc['scenario']}: moto's slowest operation was `{top}`, {v['count']:,} calls, "
+                f"{v['seconds']:,.1f} s in all ({1000 * v['seconds'] / max(1, v['count']):,.0f} ms "
+                f"each); posts not delivered within 120 s after the last was due: {sc['missing']}."
+            )
     return "\n".join([
         _header(result), "",
-        f"Settings: `{json.dumps(result['settings'])}`.", "",
+        f"Settings: `{json.dumps(result['settings'])}`. `moto share of wall` is the seconds the "
+        "embedded AWS spent serving requests (ReceiveMessage long polls excluded) over the "
+        "scenario's wall time; above 1 means its requests overlapped.", "",
+        *notes, "",
         table(["scenario", "posts", "created", "delivered", "missing", "p50 s", "p95 s", "p99 s",
                "max s", "early", "accepted duplicates", "raw re-sends", "moto busy s",
                "wall s", "moto share of wall", "moto ms per post"], rows),
