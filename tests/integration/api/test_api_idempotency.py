@@ -85,3 +85,20 @@ def test_create_idempotent_replay_does_not_promote_again(
     _create(alice, near)
     _create(alice, near)
     assert len(promoted.entries) == 1
+
+
+def test_create_idempotency_record_lost_after_commit_retry_finds_the_post(
+    alice: ApiClient, body: dict, aws
+) -> None:
+    # Given a create that committed, whose idempotency record was then lost (a crash or a
+    # failed record write after the post's transaction)
+    first = _create(alice, body)
+    table = aws.settings.IDEMPOTENCY_TABLE_NAME
+    for item in aws.dynamodb.scan(TableName=table)["Items"]:
+        aws.dynamodb.delete_item(TableName=table, Key={"id": item["id"]})
+    # When the client retries with the same key and body
+    again = _create(alice, body)
+    # Then it gets the same post, and there is still only one
+    assert (first.status, again.status) == (201, 201)
+    assert again.json["schedule_id"] == first.json["schedule_id"]
+    assert _count(alice) == 1

@@ -28,7 +28,7 @@ from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
-from scheduled_posts.logic.posts import PostDeps, Promoter, create_post
+from scheduled_posts.logic.posts import PostDeps, Promoter, create_post, idempotent_schedule_id
 from scheduled_posts.models.api import PostCreate, PostOut
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.observability import logger
@@ -119,7 +119,8 @@ class ApiDependencies:
         deps = self.post_deps
 
         def create_post_once(*, request: dict[str, Any], body: PostCreate) -> dict[str, Any]:
-            post = create_post(body, owner=request["owner"], deps=deps)
+            schedule_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
+            post = create_post(body, owner=request["owner"], deps=deps, schedule_id=schedule_id)
             return PostOut.of(post).model_dump(mode="json")
 
         return idempotent_function(

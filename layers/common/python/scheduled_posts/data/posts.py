@@ -193,8 +193,11 @@ class PostRepository:
 
     # ----------------------------------------------------------------- writes
 
-    def create(self, post: Post, *, late: bool, max_pending: int) -> None:
+    def create(self, post: Post, *, late: bool, max_pending: int) -> Post:
         """Write a new post, its due entry, its late marker (when ``late``) and count it.
+
+        Returns the stored post: ``post`` itself, or the one already stored under its id when an
+        earlier try of the same create had committed (see below).
 
         One transaction; the pending counter is ``ADD pending 1`` under
         ``attribute_not_exists(pending) OR pending < :max``. When that condition fails, the
@@ -205,7 +208,8 @@ class PostRepository:
         answers botocore's retry of a transaction that committed (its answer lost) with success
         rather than running it again. Where a retry still fails the post's own
         ``attribute_not_exists`` condition (an expired token, an emulator that ignores tokens),
-        the post is re-read: it exists, and the id is a fresh UUID, so the create committed.
+        the post is re-read: it exists, and the id is a fresh UUID (or, for an idempotent
+        create, derived from the caller's key and body), so the create committed.
 
         Raises
         ------
@@ -218,16 +222,17 @@ class PostRepository:
                 self._transact(
                     self._create_items(post, late=late, max_pending=max_pending), token=token
                 )
-                return
+                return post
             except ClientError as exc:
                 reasons = _reasons(exc)
                 if _is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
-                    if self._committed(post):
+                    stored = self._committed(post)
+                    if stored is not None:
                         logger.info(
                             "create had committed before a retry",
                             extra={"schedule_id": post.schedule_id},
                         )
-                        return
+                        return stored
                     raise
                 if not (_is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
                     raise
@@ -240,6 +245,7 @@ class PostRepository:
                     f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "
                     "cancel one or wait until one is published"
                 ) from exc
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def replace(self, old: Post, new: Post, *, old_late: bool, new_late: bool) -> None:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
@@ -378,10 +384,10 @@ class PostRepository:
 
     # -------------------------------------------------------------- internals
 
-    def _committed(self, post: Post) -> bool:
-        """True when ``post`` (its id, its owner) is stored: a create that did commit."""
+    def _committed(self, post: Post) -> Post | None:
+        """The stored post with ``post``'s id and owner (a create that did commit), or None."""
         stored = self.get(post.schedule_id)
-        return stored is not None and stored.owner == post.owner
+        return stored if stored is not None and stored.owner == post.owner else None
 
     def _transact(self, items: list[dict[str, Any]], *, token: str | None = None) -> None:
         """``TransactWriteItems`` (``token``: its ``ClientRequestToken``, 1-36 characters,

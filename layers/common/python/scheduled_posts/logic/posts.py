@@ -15,9 +15,10 @@ promoter), so tests swap any of them. Rules:
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -68,6 +69,10 @@ class PostListPage:
 
     posts: list[Post]
     next_cursor: str | None
+
+
+#: Namespace of :func:`idempotent_schedule_id` (a fixed random UUID; never change it).
+_IDEMPOTENT_CREATE_NAMESPACE = uuid.UUID("6f1c2b1e-4a7d-4c55-9a62-3f0e8d9b7a10")
 
 
 def parse_if_match(value: str | None) -> frozenset[str] | None:
@@ -186,8 +191,15 @@ def _owned(owner: str, schedule_id: str, deps: PostDeps, now: datetime) -> Post:
     return post
 
 
-def create_post(request: PostCreate, *, owner: str, deps: PostDeps) -> Post:
+def create_post(
+    request: PostCreate, *, owner: str, deps: PostDeps, schedule_id: str | None = None
+) -> Post:
     """Create a ``scheduled`` post (version 1) with one delivery per channel.
+
+    ``schedule_id`` defaults to a fresh UUID; an idempotent create passes one derived from the
+    caller's ``Idempotency-Key`` and body (:func:`idempotent_schedule_id`), so that even when
+    the idempotency record is lost after the post committed, a retry finds the post instead of
+    making a second one. Returns the stored post.
 
     Writes the post, its due entry, a late marker when due within the lookahead plus
     ``LATE_MARGIN_SECONDS``, and the pending counter in one transaction.
@@ -204,7 +216,7 @@ def create_post(request: PostCreate, *, owner: str, deps: PostDeps) -> Post:
         _publish_at_errors(request.publish_at, now, settings)
         + _channel_errors(owner, request.channel_ids, deps)
     )
-    schedule_id = str(uuid.uuid4())
+    schedule_id = schedule_id or str(uuid.uuid4())
     post = _with_due_keys(
         Post(
             schedule_id=schedule_id,
@@ -221,17 +233,31 @@ def create_post(request: PostCreate, *, owner: str, deps: PostDeps) -> Post:
             shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
         )
     )
-    deps.posts.create(
+    stored = deps.posts.create(
         post,
         late=_needs_marker(post.publish_at, now, settings),
         max_pending=settings.MAX_PENDING_POSTS,
     )
+    if stored is not post:  # an earlier try of this very create had committed
+        return stored
     logger.info(
         "post scheduled",
         extra={"schedule_id": schedule_id, "publish_at": format_instant(post.publish_at)},
     )
     _promote(post, now, deps)
     return post
+
+
+def idempotent_schedule_id(owner: str, idempotency_key: str, body: Mapping[str, Any]) -> str:
+    """A UUIDv5 of (owner, Idempotency-Key, canonical JSON of the parsed body).
+
+    The same request always maps to the same post id: a create whose idempotency record was
+    lost (a crash or a failed record write after the post committed) is found again on retry
+    rather than duplicated. A different body under the same key gives another id (and, while the
+    Powertools record lives, a 422).
+    """
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return str(uuid.uuid5(_IDEMPOTENT_CREATE_NAMESPACE, f"{owner}\n{idempotency_key}\n{canonical}"))
 
 
 def get_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
