@@ -78,18 +78,24 @@ def serve(port: int) -> None:
     )
     from werkzeug.serving import make_server
 
+    from local.embedded_aws import SerialisedApp
+    from local.moto_speed import fast_moto_transactions
+
     for name in ("werkzeug", "moto", "botocore", "urllib3"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    app = TimingMiddleware(DomainDispatcherApplication(create_backend_app))
+    # The same emulator as ``make run`` (requests serialised, fast transactions), timed inside
+    # the lock so that waiting for it is not counted as moto's work.
+    app = SerialisedApp(TimingMiddleware(DomainDispatcherApplication(create_backend_app)))
     server = make_server("127.0.0.1", port, app, True, request_handler=MotoRequestHandler)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    print(f"timed moto at http://127.0.0.1:{port}", flush=True)
-    stop.wait()
-    server.shutdown()
+    with fast_moto_transactions():
+        thread.start()
+        print(f"timed moto at http://127.0.0.1:{port}", flush=True)
+        stop.wait()
+        server.shutdown()
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from local.moto_speed import fast_moto_transactions
 from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
 
 log = logging.getLogger("local.aws")
@@ -262,13 +263,14 @@ def serve_forever(port: int, exit_with_parent: int | None = None) -> None:
     # Threaded, so a slow client never blocks the socket; moto itself sees one request at a time.
     server = make_server(HOST, port, moto_app(), threaded=True, request_handler=MotoRequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="embedded-aws", daemon=True)
-    thread.start()
-    print(f"Embedded AWS (moto, in memory) at {endpoint_url(port)}", flush=True)
-    while not stop.wait(1.0):
-        if exit_with_parent is not None and not _alive(exit_with_parent):
-            break
-    server.shutdown()
-    thread.join(timeout=5)
+    with fast_moto_transactions():  # transactions cost per item touched, not per table size
+        thread.start()
+        print(f"Embedded AWS (moto, in memory) at {endpoint_url(port)}", flush=True)
+        while not stop.wait(1.0):
+            if exit_with_parent is not None and not _alive(exit_with_parent):
+                break
+        server.shutdown()
+        thread.join(timeout=5)
 
 
 def _alive(pid: int) -> bool:

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from local.moto_speed import fast_moto_transactions
+
 # Set before any boto3 client exists. Tests never reach real AWS.
 for _name, _value in {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -54,7 +56,8 @@ def _atomic_moto_requests() -> Iterator[None]:
     for cls, original in originals.items():
         cls.call_action = wrap(original)  # type: ignore[method-assign]
     try:
-        yield
+        with fast_moto_transactions():  # the emulator's speed only: see local/moto_speed.py
+            yield
     finally:
         for cls, original in originals.items():
             cls.call_action = original  # type: ignore[method-assign]

@@ -36,6 +36,7 @@ from functions.reconciler.handler import make_lambda_handler as make_reconciler_
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
+from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
@@ -97,69 +98,6 @@ def seeded_uuid4(seed: int) -> Iterator[None]:
             return uuid.UUID(int=rng.getrandbits(128), version=4)
 
     with mock.patch("uuid.uuid4", uuid4):
-        yield
-
-
-@contextlib.contextmanager
-def fast_moto_transactions() -> Iterator[None]:
-    """Make moto's ``TransactWriteItems`` back up only the items it touches.
-
-    moto 5.2.5 deep-copies every table a transaction names, once per item, so the rollback
-    costs grow with the whole table (a quarter of a world's CPU at 50 posts). This keeps its
-    semantics (all or nothing; the conditions are moto's own) by backing up the touched items
-    and restoring them on any failure. A test-double speed-up only: the service is unchanged.
-    """
-    import moto.dynamodb.models as models
-    from moto.dynamodb.models.dynamo_type import DynamoType
-    from moto.dynamodb.models.table import Table
-
-    real_copy = models.copy
-    original = models.DynamoDBBackend.transact_write_items
-
-    class _Copy:
-        """``copy`` for moto's module: a table 'copy' is the table itself."""
-
-        @staticmethod
-        def deepcopy(value: Any, memo: Any = None) -> Any:
-            if isinstance(value, Table):
-                return value
-            return real_copy.deepcopy(value, memo)
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(real_copy, name)
-
-    def transact(self: Any, transact_items: list[dict[str, Any]]) -> None:
-        backups = []
-        for entry in transact_items:
-            try:
-                _, op = next(iter(entry.items()))
-                table = self.tables[op["TableName"]]
-                attrs = op["Item"] if "Item" in op else op["Key"]
-                h = DynamoType(attrs[table.hash_key_attr])
-                r = DynamoType(attrs[table.range_key_attr]) if table.range_key_attr else None
-            except (KeyError, TypeError, StopIteration, AttributeError):
-                continue
-            current = table.items.get(h) if r is None else table.items.get(h, {}).get(r)
-            backups.append((table, h, r, real_copy.deepcopy(current)))
-        try:
-            original(self, transact_items)
-        except Exception:
-            for table, h, r, old in reversed(backups):
-                if r is None:
-                    if old is None:
-                        table.items.pop(h, None)
-                    else:
-                        table.items[h] = old
-                elif old is None:
-                    table.items.get(h, {}).pop(r, None)
-                else:
-                    table.items[h][r] = old
-            raise
-
-    with (
-        mock.patch.object(models, "copy", _Copy()),
-        mock.patch.object(models.DynamoDBBackend, "transact_write_items", transact),
-    ):
         yield
 
 
