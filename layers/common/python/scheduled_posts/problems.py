@@ -29,8 +29,10 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
     IdempotencyValidationError,
 )
+from botocore.exceptions import ClientError
 
 from scheduled_posts.errors import ServiceError, ValidationFailedError
 from scheduled_posts.observability import logger
@@ -136,6 +138,31 @@ def from_request_validation(exc: RequestValidationError) -> Response:
     )
 
 
+#: DynamoDB/SQS error codes that mean "slow down", left after botocore's own retries
+#: (DynamoDB API reference, "Error handling"; SQS API reference, "Common errors").
+THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "TransactionConflictException",
+        "TransactionInProgressException",
+    }
+)
+
+
+def _unavailable(detail: str) -> Response:
+    """503 with ``Retry-After: 1`` (RFC 9110 section 15.6.4): a transient storage failure."""
+    logger.warning("storage unavailable", extra={"detail": detail})
+    return problem(
+        HTTPStatus.SERVICE_UNAVAILABLE.value,
+        "Service unavailable",
+        f"{detail}; retry shortly (a create retried with the same Idempotency-Key never makes "
+        "a second post)",
+        headers={"Retry-After": "1"},
+    )
+
+
 def register(app: APIGatewayHttpResolver) -> None:
     """Install every exception handler on ``app`` (the only error mapping of the API)."""
 
@@ -179,6 +206,16 @@ def register(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(RouteNotFoundError)
     def _no_route(exc: RouteNotFoundError) -> Response:
         return problem(404, "Not found", "no such route")
+
+    @app.exception_handler(ClientError)
+    def _aws(exc: ClientError) -> Response:
+        if exc.response.get("Error", {}).get("Code") in THROTTLING_CODES:
+            return _unavailable("AWS throttled the request after the SDK's retries")
+        return _unexpected(exc)
+
+    @app.exception_handler(IdempotencyPersistenceLayerError)
+    def _idempotency_store(exc: IdempotencyPersistenceLayerError) -> Response:
+        return _unavailable("the idempotency store could not be reached")
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response:
