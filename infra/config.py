@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scheduled_posts import sizing
 from scheduled_posts.settings import SQS_MAX_DELAY_SECONDS, Settings
 
 #: EventBridge Scheduler's smallest rate is one minute (EventBridge Scheduler User Guide,
@@ -26,18 +27,6 @@ SCHEDULE_MIN_PERIOD_SECONDS = 60
 #: scheduler's delivery delay. With a shorter lookahead a post could fall due before the next
 #: sweep has sent it.
 LOOKAHEAD_MARGIN_SECONDS = 60
-
-#: Worst-case seconds one post takes in the worker: its channels are delivered concurrently,
-#: each with ``DELIVERY_TIMEOUT_SECONDS``; this is the overhead added for the claim, the
-#: per-channel writes and the final write.
-POST_OVERHEAD_SECONDS = 2.0
-
-#: SQS visibility-timeout ceiling, 12 hours (Amazon SQS Developer Guide, "Visibility timeout").
-SQS_MAX_VISIBILITY_SECONDS = 43_200
-
-#: AWS guidance: queue visibility at least 6 x the function timeout for Lambda event sources
-#: (AWS Lambda Developer Guide, "Using Lambda with Amazon SQS").
-VISIBILITY_TIMEOUT_FACTOR = 6
 
 #: CloudWatch Logs retention values accepted by ``AWS::Logs::LogGroup`` (days).
 LOG_RETENTION_DAYS_ALLOWED = frozenset(
@@ -95,8 +84,9 @@ class StageConfig(BaseModel):
     api_throttle_rate_limit: float = Field(50.0, gt=0)
     api_throttle_burst_limit: int = Field(100, ge=1)
 
-    worker_batch_size: int = Field(5, ge=1, le=10)
-    worker_timeout_seconds: int = Field(150, ge=10, le=900)
+    #: Worker sizing defaults and rules: :mod:`scheduled_posts.sizing` (shared with local/).
+    worker_batch_size: int = Field(sizing.DEFAULT_WORKER_BATCH_SIZE, ge=1, le=10)
+    worker_timeout_seconds: int = Field(sizing.DEFAULT_WORKER_TIMEOUT_SECONDS, ge=10, le=900)
     #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide).
     worker_max_concurrency: int = Field(10, ge=2, le=1000)
     api_timeout_seconds: int = Field(29, ge=3, le=30)
@@ -134,27 +124,25 @@ class StageConfig(BaseModel):
             )
         if s.WEBHOOK_ALLOWED_ORIGINS:
             raise ValueError("WEBHOOK_ALLOWED_ORIGINS must be empty in AWS (local testing only)")
-        if self.post_seconds >= s.LEASE_SECONDS:
-            raise ValueError(
-                f"LEASE_SECONDS must exceed one post's processing ({self.post_seconds} s)"
-            )
-        if self.worker_timeout_seconds < 2 * self.worker_batch_size * self.post_seconds:
-            raise ValueError(
-                "worker_timeout_seconds must be >= 2 x worker_batch_size x one post's processing"
-            )
-        if self.visibility_timeout_seconds > SQS_MAX_VISIBILITY_SECONDS:
-            raise ValueError("worker_timeout_seconds x 6 exceeds the SQS visibility maximum")
+        errors = sizing.worker_sizing_errors(
+            worker_timeout_seconds=self.worker_timeout_seconds,
+            worker_batch_size=self.worker_batch_size,
+            delivery_timeout_seconds=s.DELIVERY_TIMEOUT_SECONDS,
+            lease_seconds=s.LEASE_SECONDS,
+        )
+        if errors:
+            raise ValueError("; ".join(errors))
         return self
 
     @property
     def post_seconds(self) -> float:
         """Worst-case seconds for one post: one delivery timeout plus overhead (concurrent)."""
-        return self.settings.DELIVERY_TIMEOUT_SECONDS + POST_OVERHEAD_SECONDS
+        return sizing.post_seconds(self.settings.DELIVERY_TIMEOUT_SECONDS)
 
     @property
     def visibility_timeout_seconds(self) -> int:
         """Dispatch queue visibility timeout: 6 x the worker's timeout."""
-        return VISIBILITY_TIMEOUT_FACTOR * self.worker_timeout_seconds
+        return sizing.visibility_timeout_seconds(self.worker_timeout_seconds)
 
     @property
     def python_version(self) -> str:
