@@ -98,6 +98,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
     from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
     from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
     from functions.worker.handler import make_lambda_handler as make_worker_handler
+    from local.emulation.lambda_runtime import LambdaContext
     from scheduled_posts.clock import format_instant
     from scheduled_posts.data import aws as aws_clients
     from scheduled_posts.data.dispatch import DispatchStore
@@ -109,7 +110,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
     from scheduled_posts.platforms.webhook import WebhookAdapter
     from tests.support.api import ApiClient, install_api, uninstall_api
     from tests.support.clock import SimClock
-    from tests.support.driver import Driver, FakeLambdaContext
+    from tests.support.driver import Driver
     from tests.support.fixtures import create_resources
     from tests.support.receiver import FakeReceiver
 
@@ -149,7 +150,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
             meter.phase = phase
             invocations[phase] = invocations.get(phase, 0) + 1
             try:
-                return sweeper_handler({}, FakeLambdaContext(clock, 50, "sweeper"))
+                return sweeper_handler({}, LambdaContext("sweeper", 50, clock=clock.seconds))
             finally:
                 meter.phase = "esm"
 
@@ -157,7 +158,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
             meter.phase = phase
             invocations[phase] = invocations.get(phase, 0) + 1
             try:
-                return watchdog_handler({}, FakeLambdaContext(clock, 50, "watchdog"))
+                return watchdog_handler({}, LambdaContext("watchdog", 50, clock=clock.seconds))
             finally:
                 meter.phase = "esm"
 

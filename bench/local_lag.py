@@ -1,9 +1,10 @@
 """Publish lag on the local stack: real HTTP in, real webhooks out on loopback.
 
 1. Start the embedded AWS as ``python -m bench.timed_moto`` (moto's server plus a timing
-   middleware) on a free port, then ``python -m local run`` on free ports (it reuses that moto),
+   middleware) on a free port, then ``python -m local run`` on free ports (it reuses that moto;
+   both through ``local.emulation.runner``),
    with a short sweep interval (``--sweep-interval``) and lookahead (``--lookahead``).
-2. One webhook receiver per user (``local.receiver.Receiver``, signature checked with that
+2. One webhook receiver per user (``local.emulation.receiver.Receiver``, signature checked with that
    user's channel secret), each on its own loopback port.
 3. Scenario *burst*: ``--burst`` posts due in the same second, over ``--users`` users.
    Scenario *spread*: ``--spread`` posts due uniformly over ``--spread-seconds``, over the same
@@ -23,90 +24,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import queue
-import signal
-import socket
-import subprocess
-import sys
-import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.report import REPO_ROOT, percentile, table, write_result
+from bench.report import percentile, table, write_result
 
 JWT_SECRET = "bench-secret-long-enough-for-hs256-signing"
 START_TIMEOUT = 90.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
-    env.update(
-        PYTHONPATH=f"{REPO_ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{REPO_ROOT}",
-        LOCAL_JWT_SECRET=JWT_SECRET,
-        **extra,
-    )
-    return env
-
-
-def _wait_port(port: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"nothing listening on {port} after {timeout} s")
-
-
-class Stack:
-    """``python -m local run`` in a subprocess (stdout collected)."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.output: list[str] = []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "local", "run"],
-            cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line.rstrip())
-            self.lines.put(line.rstrip())
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                if self.process.poll() is not None:
-                    break
-                continue
-            if line.startswith("API ready at "):
-                return
-        raise RuntimeError("the local stack did not start:\n" + "\n".join(self.output[-30:]))
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
 
 
 def _moto(port: int, path: str, method: str = "GET") -> Any:
@@ -217,25 +144,27 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from local.client import ApiClient
     from local.config import LocalConfig
-    from local.receiver import Receiver
+    from local.emulation.receiver import Receiver
+    from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
     from local.token import make_token
 
-    aws_port, api_port = _free_port(), _free_port()
+    aws_port, api_port = free_port(), free_port()
     settings_env = {
         "SWEEP_INTERVAL_SECONDS": str(args.sweep_interval),
         "LOOKAHEAD_SECONDS": str(args.lookahead),
     }
-    moto = subprocess.Popen(
-        [sys.executable, "-m", "bench.timed_moto", "--port", str(aws_port)],
-        cwd=REPO_ROOT, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    moto = AwsProcess(aws_port, stack_environment(JWT_SECRET), module=("bench.timed_moto",))
     receivers = [Receiver().start() for _ in range(args.users)]
-    stack: Stack | None = None
+    stack: StackProcess | None = None
     results: list[dict[str, Any]] = []
     try:
-        _wait_port(aws_port, START_TIMEOUT)
-        stack = Stack(_env(AWS_PORT=str(aws_port), API_PORT=str(api_port), **settings_env))
-        stack.wait_ready()
+        moto.wait_ready(START_TIMEOUT)
+        stack = StackProcess(
+            stack_environment(
+                JWT_SECRET, AWS_PORT=str(aws_port), API_PORT=str(api_port), **settings_env
+            )
+        )
+        stack.wait_ready(START_TIMEOUT)
         config = LocalConfig(jwt_secret=JWT_SECRET)
         clients = [
             ApiClient(f"http://127.0.0.1:{api_port}", make_token(f"bench-user-{u}", config))
@@ -272,16 +201,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )  # fmt: skip
     finally:
         if stack is not None:
-            stack.stop()
+            stack.stop(15)
         for receiver in receivers:
             receiver.stop()
-        moto.send_signal(signal.SIGTERM)
-        try:
-            moto.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            moto.kill()
+        moto.stop(10)
     payload = {
-        "settings": {**settings_env, "users": args.users, "worker_batch_size": "local default"},
+        "settings": {
+            **settings_env,
+            "users": args.users,
+            "worker_batch_size": LocalConfig().worker_batch_size,
+        },
         "scenarios": results,
     }
     path = write_result("local_lag", payload)

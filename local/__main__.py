@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         print(make_token(args.user, config, ttl_seconds=args.ttl))
         return 0
     if args.command == "receiver":
-        from local.receiver import serve
+        from local.emulation.receiver import serve
 
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _raise_keyboard_interrupt)

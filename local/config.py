@@ -13,6 +13,8 @@ import os
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
+from scheduled_posts import sizing
+
 DEFAULT_JWT_SECRET = "local-dev-secret-not-for-production"  # noqa: S105 (a documented dev default)
 #: Loopback webhooks are allowed locally (the deployed default forbids them).
 DEFAULT_ALLOWED_ORIGINS = "http://127.0.0.1"
@@ -30,11 +32,14 @@ class LocalConfig:
         ``LOCAL_JWT_SECRET`` (HS256 key), ``LOCAL_JWT_ISSUER`` and ``LOCAL_JWT_AUDIENCE``
         (checked only when set, like the deployed authorizer's configured issuer and audience).
     worker_timeout_seconds:
-        ``WORKER_TIMEOUT_SECONDS`` (60): the emulated Lambda timeout of the publish worker; the
-        context's remaining time counts down from it, and a created dispatch queue hides a
-        received message for 6 x this (the AWS guidance for SQS event sources).
+        ``WORKER_TIMEOUT_SECONDS`` (150, the deployed default): the emulated Lambda timeout of
+        the publish worker; the context's remaining time counts down from it, and a created
+        dispatch queue hides a received message for 6 x this (the AWS guidance for SQS event
+        sources, :func:`scheduled_posts.sizing.visibility_timeout_seconds`).
     worker_batch_size:
-        ``WORKER_BATCH_SIZE`` (10): the event source mapping's batch size (SQS maximum 10).
+        ``WORKER_BATCH_SIZE`` (5, the deployed default): the event source mapping's batch size
+        (SQS maximum 10). Timeout and batch size must pass the deployed sizing rules
+        (:func:`scheduled_posts.sizing.worker_sizing_errors`); the stack checks them at start.
     poll_wait_seconds:
         ``POLL_WAIT_SECONDS`` (2): long-poll wait of each receive (AWS's mapping uses 20; shorter
         here so Ctrl-C stops within a few seconds).
@@ -55,8 +60,8 @@ class LocalConfig:
     jwt_secret: str = DEFAULT_JWT_SECRET
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
-    worker_timeout_seconds: int = 60
-    worker_batch_size: int = 10
+    worker_timeout_seconds: int = sizing.DEFAULT_WORKER_TIMEOUT_SECONDS
+    worker_batch_size: int = sizing.DEFAULT_WORKER_BATCH_SIZE
     poll_wait_seconds: int = 2
     poll_interval_seconds: float = 0.25
     scheduled_timeout_seconds: int = 60

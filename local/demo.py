@@ -16,7 +16,7 @@ from typing import Any
 
 from local.client import ApiClient
 from local.config import LocalConfig
-from local.receiver import Receiver
+from local.emulation.receiver import Receiver
 from local.token import make_token
 from scheduled_posts.clock import format_instant
 

@@ -29,13 +29,13 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from local.emulation import resources
 from local.moto_speed import fast_moto_transactions
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
 
 log = logging.getLogger("local.aws")
 
 HOST = "127.0.0.1"
-DEFAULT_AWS_PORT = 4566
 REGION = "us-east-1"
 #: Fake credentials: the local stack can never reach a real AWS account.
 FAKE_CREDENTIALS = {
@@ -317,51 +317,23 @@ def ensure_resources(
     table_names: dict[str, str],
     *,
     max_receive_count: int,
-    visibility_timeout_seconds: int,
+    worker_timeout_seconds: int,
 ) -> dict[str, str]:
-    """Create the tables and queues that are missing; never touch existing ones.
+    """Create the stack's missing tables and queues on the server on ``port``
+    (:func:`local.emulation.resources.ensure_resources`, with the local queue names).
 
-    ``table_names`` maps each table's settings name (``POSTS_TABLE_NAME`` ...) to its physical
-    name. Returns the queue settings: ``{"DISPATCH_QUEUE_URL": ..., "DISPATCH_DLQ_URL": ...}``.
-    The dispatch queue redrives to the DLQ after ``max_receive_count`` receives
-    (``MAX_RECEIVE_COUNT``) and hides a received message for ``visibility_timeout_seconds``.
+    Returns the queue settings: ``{"DISPATCH_QUEUE_URL": ..., "DISPATCH_DLQ_URL": ...}``.
     """
     dynamodb, sqs = _clients(port)
-    existing: set[str] = set()
-    for page in dynamodb.get_paginator("list_tables").paginate():
-        existing.update(page["TableNames"])
-    for table in ALL_TABLES:
-        name = table_names[table.settings_name]
-        if name in existing:
-            continue
-        dynamodb.create_table(**create_table_request(table, name))
-        if table.ttl_attribute:
-            dynamodb.update_time_to_live(
-                TableName=name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
-            )
-        log.info("created table %s", name)
-    urls: dict[str, str] = {}
-    settings: dict[str, str] = {}
-    for queue in ALL_QUEUES:
-        name = QUEUE_NAMES[queue.logical_id]
-        try:
-            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
-        except sqs.exceptions.QueueDoesNotExist:
-            attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
-            if queue.dead_letter:
-                dlq_arn = sqs.get_queue_attributes(
-                    QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
-                )["Attributes"]["QueueArn"]
-                attributes["RedrivePolicy"] = json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
-                )
-                attributes["VisibilityTimeout"] = str(visibility_timeout_seconds)
-            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-            log.info("created queue %s", name)
-        urls[queue.logical_id] = url
-        settings[queue.settings_name] = url
-    return settings
+    created = resources.ensure_resources(
+        dynamodb,
+        sqs,
+        table_names=table_names,
+        queue_names=QUEUE_NAMES,
+        max_receive_count=max_receive_count,
+        worker_timeout_seconds=worker_timeout_seconds,
+    )
+    return {queue.settings_name: created[queue.settings_name] for queue in ALL_QUEUES}
 
 
 def queue_arn(port: int, queue_url: str) -> str:

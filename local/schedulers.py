@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from local.lambda_runtime import ACCOUNT, REGION, LambdaFunction
+from local.emulation.lambda_runtime import ACCOUNT, REGION, LambdaFunction
 
 log = logging.getLogger("local.schedules")
 

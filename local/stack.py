@@ -31,10 +31,11 @@ from local.embedded_aws import (
     ensure_server,
     quiet_request_logs,
 )
+from local.emulation.lambda_runtime import LambdaFunction, is_available
+from local.emulation.sqs import BatchOutcome, SqsPoller
 from local.http_front import ApiFront, JwtChecker
-from local.lambda_runtime import LambdaFunction, is_available
 from local.schedulers import Schedule
-from local.sqs_poller import BatchOutcome, SqsPoller
+from scheduled_posts import sizing
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.settings import Settings
@@ -134,11 +135,25 @@ class LocalStack:
             When the embedded AWS cannot be started or reused.
         pydantic.ValidationError
             When a service setting in the environment is out of range.
+        ValueError
+            When the worker's timeout, batch size, ``DELIVERY_TIMEOUT_SECONDS`` and
+            ``LEASE_SECONDS`` break the deployed sizing rules (:mod:`scheduled_posts.sizing`).
         """
         config = self.config
         ensure_port_free("API_PORT", config.api_port)
         apply_service_defaults(os.environ, config)
-        Settings.from_env()  # fail early on a bad value, before starting anything
+        early = Settings.from_env()  # fail early on a bad value, before starting anything
+        errors = sizing.worker_sizing_errors(
+            worker_timeout_seconds=config.worker_timeout_seconds,
+            worker_batch_size=config.worker_batch_size,
+            delivery_timeout_seconds=early.DELIVERY_TIMEOUT_SECONDS,
+            lease_seconds=early.LEASE_SECONDS,
+        )
+        if errors:
+            raise ValueError(
+                "the worker's sizing breaks the deployed rules (WORKER_TIMEOUT_SECONDS,"
+                " WORKER_BATCH_SIZE, DELIVERY_TIMEOUT_SECONDS, LEASE_SECONDS): " + "; ".join(errors)
+            )
         self.aws = ensure_server(config.aws_port)
         apply_client_environment(config.aws_port)
         base = Settings.from_env()
@@ -150,7 +165,7 @@ class LocalStack:
                 "IDEMPOTENCY_TABLE_NAME": base.IDEMPOTENCY_TABLE_NAME,
             },
             max_receive_count=base.MAX_RECEIVE_COUNT,
-            visibility_timeout_seconds=6 * config.worker_timeout_seconds,
+            worker_timeout_seconds=config.worker_timeout_seconds,
         )
         os.environ.update(queues)
         os.environ["POSTS_TABLE_NAME"] = base.POSTS_TABLE_NAME

@@ -8,135 +8,55 @@ sweeper's path are exercised within seconds. Every wait is bounded.
 
 from __future__ import annotations
 
-import os
-import queue
-import signal
-import socket
-import subprocess
-import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from local.client import ApiClient
 from local.config import LocalConfig
-from local.embedded_aws import is_moto
-from local.receiver import Receiver
+from local.emulation.receiver import Receiver
+from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
 from local.token import make_token
 from scheduled_posts.clock import format_instant, parse_instant
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 JWT_SECRET = "e2e-secret-long-enough-for-hs256-signing"
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
+#: Shrunk settings: 1 s sweeps and a 4 s lookahead, short retries; a 5 s delivery timeout so
+#: the 10 s lease still outlives one post's processing (the deployed sizing rule).
+SETTINGS = {
+    "SWEEP_INTERVAL_SECONDS": "1",
+    "LOOKAHEAD_SECONDS": "4",
+    "WATCHDOG_INTERVAL_SECONDS": "2",
+    "RECONCILE_INTERVAL_SECONDS": "5",
+    "LEASE_SECONDS": "10",
+    "DELIVERY_TIMEOUT_SECONDS": "5",
+    "RETRY_BASE_SECONDS": "1",
+    "RETRY_CAP_SECONDS": "2",
+    "POLL_WAIT_SECONDS": "1",
+}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
-    env.update(
-        PYTHONPATH=f"{ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{ROOT}",
-        LOCAL_JWT_SECRET=JWT_SECRET,
-        SWEEP_INTERVAL_SECONDS="1",
-        LOOKAHEAD_SECONDS="4",
-        WATCHDOG_INTERVAL_SECONDS="2",
-        RECONCILE_INTERVAL_SECONDS="5",
-        LEASE_SECONDS="10",
-        RETRY_BASE_SECONDS="1",
-        RETRY_CAP_SECONDS="2",
-        WORKER_TIMEOUT_SECONDS="20",
-        POLL_WAIT_SECONDS="1",
-        **extra,
+def _stack(aws_port: int, api_port: int) -> StackProcess:
+    return StackProcess(
+        stack_environment(JWT_SECRET, AWS_PORT=str(aws_port), API_PORT=str(api_port), **SETTINGS)
     )
-    return env
-
-
-class StackProcess:
-    """``python -m local run`` in a subprocess; its stdout lines are collected by a thread."""
-
-    def __init__(self, aws_port: int, api_port: int) -> None:
-        self.api_port = api_port
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.output: list[str] = []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "local", "run"],
-            cwd=ROOT,
-            env=_env(AWS_PORT=str(aws_port), API_PORT=str(api_port)),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.output.append(line.rstrip())
-            self.lines.put(line.rstrip())
-
-    def wait_ready(self) -> str:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.5)
-            except queue.Empty:
-                if self.process.poll() is not None:
-                    break
-                continue
-            if line.startswith("API ready at "):
-                return line.removeprefix("API ready at ")
-        self.stop()
-        raise AssertionError("the stack did not start:\n" + "\n".join(self.output[-40:]))
-
-    def stop(self) -> float:
-        """SIGTERM, then wait; returns the seconds it took (kills after STOP_TIMEOUT)."""
-        started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=STOP_TIMEOUT)
-        return time.monotonic() - started
 
 
 @pytest.fixture(scope="module")
 def aws_port() -> Iterator[int]:
     """An embedded AWS in its own process for the module (outlives stack restarts)."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "local", "aws", "--port", str(port)],
-        cwd=ROOT,
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline and not is_moto(port):
-        assert process.poll() is None, "the embedded AWS exited"
-        time.sleep(0.2)
-    assert is_moto(port), "the embedded AWS did not start"
-    yield port
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    aws = AwsProcess(free_port(), stack_environment(JWT_SECRET, **SETTINGS))
+    aws.wait_ready(START_TIMEOUT)
+    yield aws.port
+    aws.stop(STOP_TIMEOUT)
 
 
 @pytest.fixture
@@ -147,11 +67,12 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def stack(aws_port: int) -> Iterator[StackProcess]:
-    process = StackProcess(aws_port, _free_port())
-    process.wait_ready()
-    yield process
-    process.stop()
+def stack(aws_port: int) -> Iterator[tuple[StackProcess, int]]:
+    api_port = free_port()
+    process = _stack(aws_port, api_port)
+    process.wait_ready(START_TIMEOUT)
+    yield process, api_port
+    process.stop(STOP_TIMEOUT)
 
 
 def _client(port: int, user: str) -> ApiClient:
@@ -204,9 +125,10 @@ def _whole_second(seconds: float) -> datetime:
 
 
 def test_local_stack_posts_published_exactly_once_never_early_with_edit_and_cancel(
-    stack: StackProcess, receiver: Receiver
+    stack: tuple[StackProcess, int], receiver: Receiver
 ) -> None:
-    client = _client(stack.api_port, "e2e-alice")
+    process, api_port = stack
+    client = _client(api_port, "e2e-alice")
     channel_id = _channel(client, receiver)
     same_second = _whole_second(6)
     burst = [_schedule(client, channel_id, same_second, f"burst {n}") for n in range(5)]
@@ -241,30 +163,30 @@ def test_local_stack_posts_published_exactly_once_never_early_with_edit_and_canc
         delivered_ids, "published"
     )
     assert final[cancelled["schedule_id"]]["status"] == "cancelled"
-    logged = "\n".join(stack.output)
+    logged = "\n".join(process.output)
     assert [sid for sid in delivered_ids if f"published schedule_id={sid}" not in logged] == []
 
 
 def test_local_stack_restart_while_aws_keeps_running_loses_and_duplicates_nothing(
     aws_port: int, receiver: Receiver
 ) -> None:
-    api_port = _free_port()
-    first = StackProcess(aws_port, api_port)
-    first.wait_ready()
+    api_port = free_port()
+    first = _stack(aws_port, api_port)
+    first.wait_ready(START_TIMEOUT)
     client = _client(api_port, "e2e-bob")
     channel_id = _channel(client, receiver)
     posts = [_schedule(client, channel_id, _whole_second(3), "promoted")]
     posts += [_schedule(client, channel_id, _whole_second(8 + n), f"swept {n}") for n in range(3)]
-    assert first.stop() < STOP_TIMEOUT
+    assert first.stop(STOP_TIMEOUT) < STOP_TIMEOUT
 
-    second = StackProcess(aws_port, api_port)
+    second = _stack(aws_port, api_port)
     try:
-        second.wait_ready()
+        second.wait_ready(START_TIMEOUT)
         ids = [p["schedule_id"] for p in posts]
         final = _wait_terminal(client, ids, timeout=45)
         time.sleep(2.0)
     finally:
-        second.stop()
+        second.stop(STOP_TIMEOUT)
     counts = Counter(d.schedule_id for d in receiver.snapshot())
     assert {sid: counts[sid] for sid in ids} == dict.fromkeys(ids, 1)
     assert {sid: final.get(sid, {}).get("status") for sid in ids} == dict.fromkeys(ids, "published")

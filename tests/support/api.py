@@ -22,11 +22,16 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+from local.emulation.http_api import build_event
+from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.aws import reset_clients
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.settings import Settings
+
+#: The API Lambda's timeout (seconds), as deployed (``StageConfig.api_timeout_seconds``).
+API_TIMEOUT_SECONDS = 29
 
 #: Every host a test channel may use, and the public address it "resolves" to.
 FAKE_DNS: dict[str, list[str]] = {
@@ -86,21 +91,6 @@ def uninstall_api() -> None:
     reset_clients()
 
 
-class FakeLambdaContext:
-    """The parts of a Lambda context that Powertools reads."""
-
-    function_name = "api"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:api"
-    aws_request_id = "00000000-0000-0000-0000-000000000000"
-    log_group_name = "/aws/lambda/api"
-    log_stream_name = "test"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
-
-
 def make_event(
     method: str,
     path: str,
@@ -112,45 +102,29 @@ def make_event(
     query: Mapping[str, str] | None = None,
     is_base64: bool = False,
 ) -> dict[str, Any]:
-    """An API Gateway HTTP API payload v2 event (``body`` is JSON-encoded unless ``raw_body``)."""
+    """An API Gateway HTTP API payload v2 event, built by the local stack's builder
+    (:func:`local.emulation.http_api.build_event`).
+
+    ``body`` is JSON-encoded unless ``raw_body`` (sent as is, marked base64 when
+    ``is_base64``); ``sub=None`` leaves the authorizer claims out.
+    """
     all_headers = {"content-type": "application/json", "authorization": "Bearer test"}
     all_headers.update({k.lower(): v for k, v in (headers or {}).items()})
     text = raw_body if raw_body is not None else (None if body is None else json.dumps(body))
-    request_context: dict[str, Any] = {
-        "accountId": "123456789012",
-        "apiId": "api",
-        "domainName": "api.example.com",
-        "domainPrefix": "api",
-        "http": {
-            "method": method,
-            "path": path,
-            "protocol": "HTTP/1.1",
-            "sourceIp": "192.0.2.1",
-            "userAgent": "pytest",
-        },
-        "requestId": "req",
-        "routeKey": "$default",
-        "stage": "$default",
-        "time": "29/Nov/2026:12:00:00 +0000",
-        "timeEpoch": 1795953600000,
-    }
-    if sub is not None:
-        request_context["authorizer"] = {
-            "jwt": {"claims": {"sub": sub, "iss": "https://issuer.example.com"}, "scopes": None}
-        }
-    event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": urlencode(query or {}),
-        "headers": all_headers,
-        "requestContext": request_context,
-        "isBase64Encoded": is_base64,
-    }
-    if query:
-        event["queryStringParameters"] = dict(query)
+    event = build_event(
+        method=method,
+        target=f"{path}?{urlencode(query)}" if query else path,
+        headers=list(all_headers.items()),
+        body=b"",
+        claims=None if sub is None else {"sub": sub, "iss": "https://issuer.example.com"},
+        source_ip="192.0.2.1",
+        host="api.example.com",
+        request_id="req",
+        api_id="api",
+    )
     if text is not None:
         event["body"] = text
+        event["isBase64Encoded"] = is_base64
     return event
 
 
@@ -168,7 +142,7 @@ def invoke(event: dict[str, Any]) -> ApiResponse:
     """Run the API handler on ``event`` and parse its answer."""
     from functions.api.handler import lambda_handler
 
-    answer = lambda_handler(event, FakeLambdaContext())
+    answer = lambda_handler(event, LambdaContext("api", API_TIMEOUT_SECONDS))
     body = answer.get("body")
     return ApiResponse(
         status=answer["statusCode"],

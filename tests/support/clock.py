@@ -26,6 +26,11 @@ class SimClock:
     def now(self) -> datetime:
         return datetime.now(UTC) + timedelta(seconds=self.skew_seconds)
 
+    def seconds(self) -> float:
+        """``now()`` as POSIX seconds: the clock a Lambda context counts down on in tests
+        (``local.emulation.lambda_runtime.LambdaContext(..., clock=sim.seconds)``)."""
+        return self.now().timestamp()
+
     def sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._traveller.shift(timedelta(seconds=seconds))

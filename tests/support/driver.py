@@ -1,10 +1,11 @@
 """Plays AWS's schedulers and the Lambda SQS event source mapping against in-process moto.
 
-* ``poll()`` receives up to ``batch_size`` visible messages (never an empty batch), builds a
-  real SQS event (``attributes.ApproximateReceiveCount`` and friends), calls the worker handler
-  with a :class:`FakeLambdaContext` whose remaining time counts down on the simulated clock,
-  then deletes the records not listed in ``batchItemFailures``. Failed records stay in flight
-  and reappear after the queue's visibility timeout; a handler that raises (or a simulated
+* ``poll()`` is one turn of the SQS event source mapping the local stack uses
+  (:class:`local.emulation.sqs.EventSourceMapping`): it receives up to ``batch_size`` visible
+  messages (never an empty batch), builds a real SQS event, calls the worker handler with a
+  context whose remaining time counts down on the simulated clock, then deletes the records not
+  listed in ``batchItemFailures``. Failed records stay in flight and reappear after the queue's
+  visibility timeout; a handler that raises or overruns its timeout (or a simulated
   :class:`Crash`) leaves the whole batch to reappear. moto applies the redrive policy (the DLQ).
 * ``run_for(seconds)`` advances the simulated clock step by step, running the sweeper and the
   watchdog on their intervals (EventBridge Scheduler's role) and draining the queue each step.
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from local.emulation.lambda_runtime import LambdaFunction
+from local.emulation.sqs import EventSourceMapping
 from tests.support.clock import SimClock
 from tests.support.fixtures import AwsResources
 
@@ -39,27 +41,6 @@ def _parse(body: str) -> Any:
 class Crash(BaseException):
     """A simulated Lambda crash or timeout: a ``BaseException``, so no ``except Exception`` in
     the service (nor Powertools idempotency's cleanup) sees it."""
-
-
-class FakeLambdaContext:
-    """A Lambda context whose remaining time counts down on the simulated clock."""
-
-    def __init__(self, clock: SimClock, timeout_seconds: float, function_name: str) -> None:
-        self._clock = clock
-        self._deadline = clock.now() + timedelta(seconds=timeout_seconds)
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.invoked_function_arn = (
-            f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}"
-        )
-        self.memory_limit_in_mb = 512
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = "local"
-
-    def get_remaining_time_in_millis(self) -> int:
-        remaining = (self._deadline - self._clock.now()).total_seconds()
-        return max(0, int(remaining * 1000))
 
 
 @dataclass
@@ -116,69 +97,44 @@ class Driver:
         self.queue_arn = aws.sqs.get_queue_attributes(
             QueueUrl=self.queue_url, AttributeNames=["QueueArn"]
         )["Attributes"]["QueueArn"]
+        # Each test builds its handler for itself, so invocations may run at once (as Lambda's
+        # concurrent environments do): ``poll_concurrently`` relies on it.
+        self.mapping = EventSourceMapping(
+            aws.sqs,
+            queue_url=self.queue_url,
+            queue_arn=self.queue_arn,
+            function=LambdaFunction(
+                "worker",
+                worker_timeout_seconds,
+                handler=worker,
+                clock=clock.seconds,
+                max_concurrency=64,
+                label_logs=False,
+                function_name="worker",
+            ),
+            batch_size=batch_size,
+        )
 
     # -- the event source mapping ------------------------------------------------------------
 
     def receive(self, max_messages: int | None = None) -> list[dict[str, Any]]:
         """Receive up to ``max_messages`` (default ``batch_size``) visible messages."""
-        response = self.aws.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=min(10, max_messages or self.batch_size),
-            MessageSystemAttributeNames=["All"],
-        )
-        return list(response.get("Messages", []))
-
-    def event_for(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        """The SQS event Lambda would build for ``messages``."""
-        records = []
-        for m in messages:
-            attrs = m.get("Attributes", {})
-            sent = attrs.get("SentTimestamp", "0")
-            records.append(
-                {
-                    "messageId": m["MessageId"],
-                    "receiptHandle": m["ReceiptHandle"],
-                    "body": m["Body"],
-                    "attributes": {
-                        "ApproximateReceiveCount": attrs.get("ApproximateReceiveCount", "1"),
-                        "SentTimestamp": sent,
-                        "SenderId": attrs.get("SenderId", "AIDAEXAMPLE"),
-                        "ApproximateFirstReceiveTimestamp": attrs.get(
-                            "ApproximateFirstReceiveTimestamp", sent
-                        ),
-                    },
-                    "messageAttributes": {},
-                    "md5OfBody": m.get("MD5OfBody", ""),
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": self.queue_arn,
-                    "awsRegion": "us-east-1",
-                }
-            )
-        return {"Records": records}
+        return self.mapping.receive_messages(0, max_messages)
 
     def invoke(self, messages: list[dict[str, Any]]) -> BatchReport:
         """Invoke the worker with ``messages`` (non-empty) and delete what succeeded."""
-        assert messages, "the event source mapping never sends an empty batch"
         report = BatchReport(
             message_ids=[m["MessageId"] for m in messages],
             bodies=[_parse(m["Body"]) for m in messages],
         )
-        context = FakeLambdaContext(self.clock, self.worker_timeout_seconds, "worker")
         try:
-            response = self.worker(self.event_for(messages), context)
+            outcome = self.mapping.invoke_messages(messages)
         except Crash as exc:
             report.crashed, report.error = True, exc
             report.failed_ids = list(report.message_ids)
-        except Exception as exc:  # an invocation error: the whole batch is retried
-            report.error = exc
-            report.failed_ids = list(report.message_ids)
         else:
-            report.failed_ids = [f["itemIdentifier"] for f in response.get("batchItemFailures", [])]
-        for m in messages:
-            if m["MessageId"] not in report.failed_ids:
-                self.aws.sqs.delete_message(
-                    QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"]
-                )
+            report.error = outcome.exception
+            report.failed_ids = outcome.retried
         self.reports.append(report)
         return report
 

@@ -16,8 +16,10 @@ import pytest
 import time_machine
 from moto import mock_aws
 
+from local.emulation.resources import ensure_resources
 from scheduled_posts.settings import Settings
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
+from scheduled_posts.sizing import visibility_timeout_seconds
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
 from tests.support.clock import SimClock
 
 #: The simulated "now" every test starts at unless it travels elsewhere.
@@ -40,40 +42,29 @@ class AwsResources:
     sqs: Any
 
 
+#: The worker timeout the tests' queues are sized for: the dispatch queue hides a received
+#: message for 6 x 90 = 540 s (:func:`scheduled_posts.sizing.visibility_timeout_seconds`).
+TEST_WORKER_TIMEOUT_SECONDS = 90
+#: The dispatch queue's visibility timeout in the tests (seconds).
+TEST_VISIBILITY_SECONDS = visibility_timeout_seconds(TEST_WORKER_TIMEOUT_SECONDS)
+
+
 def create_resources(prefix: str = "test", **overrides: Any) -> AwsResources:
     """Create every table and queue in the current moto backend; returns settings that name them.
 
-    Call inside ``mock_aws()``. ``overrides`` are extra :class:`Settings` fields.
+    Call inside ``mock_aws()``. ``overrides`` are extra :class:`Settings` fields. The resources
+    come from :func:`local.emulation.resources.ensure_resources`, as the local stack's do.
     """
     dynamodb = boto3.client("dynamodb", region_name="us-east-1")
     sqs = boto3.client("sqs", region_name="us-east-1")
-    names: dict[str, Any] = {}
-    for table in ALL_TABLES:
-        name = f"{prefix}-{table.logical_id}"
-        dynamodb.create_table(**create_table_request(table, name))
-        if table.ttl_attribute:
-            dynamodb.update_time_to_live(
-                TableName=name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
-            )
-        names[table.settings_name] = name
-    urls: dict[str, str] = {}
-    for queue in ALL_QUEUES:
-        attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
-        if queue.dead_letter:
-            dlq_arn = sqs.get_queue_attributes(
-                QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
-            )["Attributes"]["QueueArn"]
-            max_receive = overrides.get("MAX_RECEIVE_COUNT", Settings().MAX_RECEIVE_COUNT)
-            attributes["RedrivePolicy"] = (
-                f'{{"deadLetterTargetArn": "{dlq_arn}", "maxReceiveCount": "{max_receive}"}}'
-            )
-            attributes["VisibilityTimeout"] = "540"
-        url = sqs.create_queue(QueueName=f"{prefix}-{queue.logical_id}", Attributes=attributes)[
-            "QueueUrl"
-        ]
-        urls[queue.logical_id] = url
-        names[queue.settings_name] = url
+    names: dict[str, Any] = ensure_resources(
+        dynamodb,
+        sqs,
+        table_names={table.settings_name: f"{prefix}-{table.logical_id}" for table in ALL_TABLES},
+        queue_names={queue.logical_id: f"{prefix}-{queue.logical_id}" for queue in ALL_QUEUES},
+        max_receive_count=overrides.get("MAX_RECEIVE_COUNT", Settings().MAX_RECEIVE_COUNT),
+        worker_timeout_seconds=TEST_WORKER_TIMEOUT_SECONDS,
+    )
     names.setdefault("CURSOR_SECRET", "test-cursor-secret")
     names.update(overrides)
     return AwsResources(settings=Settings(**names), dynamodb=dynamodb, sqs=sqs)

@@ -36,6 +36,7 @@ from functions.reconciler.handler import make_lambda_handler as make_reconciler_
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
+from local.emulation.lambda_runtime import LambdaContext
 from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import format_instant, parse_instant
@@ -53,7 +54,7 @@ from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.platforms.webhook import WebhookAdapter
 from tests.support.api import ApiClient, fake_resolver
 from tests.support.clock import SimClock
-from tests.support.driver import BatchReport, Driver, FakeLambdaContext
+from tests.support.driver import BatchReport, Driver
 from tests.support.faults import (
     FaultPlan,
     FaultRates,
@@ -369,7 +370,7 @@ class World:
 
         def run() -> None:
             try:
-                handler({}, FakeLambdaContext(self.clock, 60, "sweeper"))
+                handler({}, LambdaContext("sweeper", 60, clock=self.clock.seconds))
             except Exception:  # a failed invocation; the next scheduled run catches up
                 self.totals["sweeper_invocation_errors"] += 1
 
@@ -391,7 +392,7 @@ class World:
             lambda: rescue_expired_leases(settings, store=store, queue=queue, clock=clock)
         )
         try:
-            handler({}, FakeLambdaContext(self.clock, 60, "watchdog"))
+            handler({}, LambdaContext("watchdog", 60, clock=self.clock.seconds))
         except Exception:
             self.totals["watchdog_invocation_errors"] += 1
 
@@ -423,7 +424,7 @@ class World:
         )
         handler = make_reconciler_handler(reconciler.run)
         try:
-            answer = handler({}, FakeLambdaContext(self.clock, 300, "reconciler"))
+            answer = handler({}, LambdaContext("reconciler", 300, clock=self.clock.seconds))
             self.totals["reconciler_rescued"] += len(answer.get("rescued") or {})
         except Exception:
             self.totals["reconciler_invocation_errors"] += 1

@@ -57,7 +57,7 @@ def _dynamodb(port: int):  # type: ignore[no-untyped-def]
 
 
 def test_ensure_resources_creates_tables_and_redriven_queue(moto_port: int) -> None:
-    queues = ensure_resources(moto_port, NAMES, max_receive_count=4, visibility_timeout_seconds=60)
+    queues = ensure_resources(moto_port, NAMES, max_receive_count=4, worker_timeout_seconds=10)
     tables = _dynamodb(moto_port).list_tables()["TableNames"]
     assert {"p", "d", "i"} <= set(tables)
     sqs = boto3.client(
@@ -76,10 +76,10 @@ def test_ensure_resources_creates_tables_and_redriven_queue(moto_port: int) -> N
 
 
 def test_ensure_resources_again_keeps_existing_items(moto_port: int) -> None:
-    ensure_resources(moto_port, NAMES, max_receive_count=5, visibility_timeout_seconds=60)
+    ensure_resources(moto_port, NAMES, max_receive_count=5, worker_timeout_seconds=10)
     client = _dynamodb(moto_port)
     client.put_item(TableName="p", Item={"pk": {"S": "POST#1"}, "sk": {"S": "POST"}})
-    ensure_resources(moto_port, NAMES, max_receive_count=5, visibility_timeout_seconds=60)
+    ensure_resources(moto_port, NAMES, max_receive_count=5, worker_timeout_seconds=10)
     assert client.get_item(TableName="p", Key={"pk": {"S": "POST#1"}, "sk": {"S": "POST"}}).get(
         "Item"
     )
@@ -108,7 +108,7 @@ def test_local_config_batch_size_over_ten_is_refused() -> None:
 
 
 def test_resource_environment_names_endpoint_and_queue_urls(moto_port: int) -> None:
-    queues = ensure_resources(moto_port, NAMES, max_receive_count=5, visibility_timeout_seconds=60)
+    queues = ensure_resources(moto_port, NAMES, max_receive_count=5, worker_timeout_seconds=10)
     env = resource_environment(moto_port)
     assert env["AWS_ENDPOINT_URL"] == endpoint_url(moto_port)
     assert env["DISPATCH_QUEUE_URL"] == queues["DISPATCH_QUEUE_URL"]

@@ -14,17 +14,17 @@ import jwt
 import pytest
 
 from local.config import LocalConfig
+from local.emulation.http_api import build_event
+from local.emulation.lambda_runtime import LambdaFunction
 from local.http_front import (
     ROUTES,
     ApiFront,
     JwtChecker,
     Unauthorized,
-    build_event,
     match_route,
     response_from_result,
     unauthorized_response,
 )
-from local.lambda_runtime import LambdaFunction
 from local.token import make_token
 
 SECRET = "unit-secret-long-enough-for-hs256-keys"

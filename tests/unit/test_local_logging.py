@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.logging import correlation_paths
 
-from local.lambda_runtime import LambdaFunction
+from local.emulation.lambda_runtime import LambdaFunction
 from scheduled_posts.observability import logger
 
 ROOT = Path(__file__).resolve().parents[2]

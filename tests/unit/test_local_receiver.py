@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from local.receiver import Receiver
+from local.emulation.receiver import Receiver
 from scheduled_posts.platforms.signing import sign
 
 SECRET = "whsec-test"
@@ -18,7 +18,7 @@ SECRET = "whsec-test"
 def receiver() -> Iterator[Receiver]:
     rcv = Receiver(secret=SECRET)
     yield rcv
-    rcv.server.server_close()
+    rcv.stop()
 
 
 def _delivery(schedule_id: str = "s1") -> bytes:

@@ -6,7 +6,7 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from local.lambda_runtime import LambdaFunction
+from local.emulation.lambda_runtime import LambdaFunction
 from local.schedulers import Schedule, scheduler_event
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from local.lambda_runtime import LambdaContext, LambdaFunction
-from local.sqs_poller import SqsPoller, failed_ids, to_event_record
+from local.emulation.lambda_runtime import LambdaContext, LambdaFunction
+from local.emulation.sqs import SqsPoller, failed_ids, to_event_record
 from tests.support.fixtures import AwsResources
 
 

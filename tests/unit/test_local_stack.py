@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from local.config import LocalConfig
+from local.emulation.lambda_runtime import LambdaFunction
+from local.emulation.sqs import SqsPoller
 from local.http_front import ApiFront, JwtChecker
-from local.lambda_runtime import LambdaFunction
 from local.schedulers import Schedule
-from local.sqs_poller import SqsPoller
 from local.stack import LocalStack, PortInUseError
 
 

@@ -16,6 +16,7 @@ from moto import mock_aws
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
+from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.dispatch import DispatchStore
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue
@@ -25,7 +26,7 @@ from scheduled_posts.logic.watchdog import rescue_expired_leases
 from scheduled_posts.models.post import Channel, Post
 from scheduled_posts.platforms.webhook import WebhookAdapter
 from tests.support.clock import SimClock
-from tests.support.driver import Driver, FakeLambdaContext
+from tests.support.driver import Driver
 from tests.support.factories import create_channel, create_post
 from tests.support.fixtures import AwsResources, create_resources
 from tests.support.receiver import FakeReceiver
@@ -83,7 +84,7 @@ class FirePath:
             self.settings, due_index=self.due_index, queue=self.queue, clock=self.clock
         )
         handler = make_sweeper_handler(lambda: sweeper)
-        return handler({}, FakeLambdaContext(self.clock, 60, "sweeper"))
+        return handler({}, LambdaContext("sweeper", 60, clock=self.clock.seconds))
 
     def watchdog(self) -> Any:
         handler = make_watchdog_handler(
@@ -91,7 +92,7 @@ class FirePath:
                 self.settings, store=self.store, queue=self.queue, clock=self.clock
             )
         )
-        return handler({}, FakeLambdaContext(self.clock, 60, "watchdog"))
+        return handler({}, LambdaContext("watchdog", 60, clock=self.clock.seconds))
 
     def channel(self, channel_id: str, owner: str = "alice") -> Channel:
         channel = create_channel(

@@ -12,6 +12,7 @@ from scheduled_posts.data.dispatch import DispatchStore
 from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.models.post import DeliveryStatus, PostStatus
 from tests.integration.dispatch.conftest import FirePath
+from tests.support.fixtures import TEST_VISIBILITY_SECONDS
 from tests.support.receiver import Answer
 
 URL = "https://hooks.example.com/{}"
@@ -117,7 +118,7 @@ def test_worker_last_receive_before_dlq_turns_post_failed(fire: FirePath) -> Non
     fire.store = BrokenClaim(fire.settings.POSTS_TABLE_NAME)
     fire.channel("c1")
     post = fire.post(fire.clock.now() + timedelta(seconds=5), ["c1"])
-    fire.driver.run_for(5 * 540, step=30)
+    fire.driver.run_for(5 * TEST_VISIBILITY_SECONDS, step=30)
     got = fire.read(post)
     assert got.status == PostStatus.FAILED
     assert got.status_reason is not None and "dead-lettered" in got.status_reason

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.dispatch import DispatchStore
 from scheduled_posts.logic.backoff import backoff_bound, full_jitter
 from scheduled_posts.models.messages import DispatchMessage
 from tests.integration.dispatch.conftest import FirePath
-from tests.support.driver import FakeLambdaContext
 
 
 def _message(schedule_id: str, publish_at: Any) -> DispatchMessage:
@@ -21,7 +21,7 @@ def _message(schedule_id: str, publish_at: Any) -> DispatchMessage:
 
 def test_worker_empty_records_returns_no_failures(fire: FirePath) -> None:
     handler = fire.driver.worker
-    response = handler({"Records": []}, FakeLambdaContext(fire.clock, 30, "worker"))
+    response = handler({"Records": []}, LambdaContext("worker", 30, clock=fire.clock.seconds))
     assert response == {"batchItemFailures": []}
 
 

@@ -10,6 +10,7 @@ import boto3
 import pytest
 
 from functions.reconciler.handler import make_lambda_handler
+from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.queue import DispatchQueue, Outgoing
 from scheduled_posts.logic.reconcile import Reconciler, ReconcileResult
@@ -17,7 +18,6 @@ from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.models.post import PostStatus
 from tests.integration.dispatch.conftest import FirePath
 from tests.integration.ops.conftest import emitted_metric
-from tests.support.driver import FakeLambdaContext
 
 
 class DroppingQueue:
@@ -52,7 +52,7 @@ def _reconciler(fire: FirePath) -> Reconciler:
 
 def _run_handler(fire: FirePath) -> dict[str, Any]:
     handler = make_lambda_handler(_reconciler(fire).run)
-    return handler({}, FakeLambdaContext(fire.clock, 240, "reconciler"))
+    return handler({}, LambdaContext("reconciler", 240, clock=fire.clock.seconds))
 
 
 def test_reconciler_lost_message_post_delivered_once_with_one_miss(

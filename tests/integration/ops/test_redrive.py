@@ -19,6 +19,7 @@ from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.redrive_cli import main as redrive_main
 from tests.integration.dispatch.conftest import FirePath
+from tests.support.fixtures import TEST_VISIBILITY_SECONDS
 
 
 class PoisonStore:
@@ -64,7 +65,7 @@ def test_redrive_poison_message_moved_back_and_post_completes_once(make_fire) ->
     post = fire.post(fire.clock.now() + timedelta(seconds=30), ["c1"])
     poison = PoisonStore(fire.store, post.schedule_id)
     fire.store = poison
-    fire.driver.run_for(30 + 3 * 540 + 60, step=30)
+    fire.driver.run_for(30 + 3 * TEST_VISIBILITY_SECONDS + 60, step=30)
     assert [b["schedule_id"] for b in fire.driver.dlq_bodies()] == [post.schedule_id]
     assert fire.receiver.accepted(f"{post.schedule_id}:c1") == 0
     # When the bug is fixed and redrive runs

@@ -15,6 +15,9 @@ What it does, as the mapping does (Lambda developer guide, "Using Lambda with Am
   retried);
 * leaves the rest to the queue: failed records reappear when their visibility timeout ends, and
   the queue's redrive policy moves a record to the DLQ after ``maxReceiveCount`` receives.
+
+:class:`EventSourceMapping` is one receive and one invocation, driven by its caller (the tests'
+simulated-time driver); :class:`SqsPoller` runs it in a thread for the local stack.
 """
 
 from __future__ import annotations
@@ -26,18 +29,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from local.lambda_runtime import REGION, LambdaFunction
+from local.emulation.lambda_runtime import REGION, LambdaFunction
 
 log = logging.getLogger("local.poller")
 
 
 @dataclass
 class BatchOutcome:
-    """What happened to one batch: the ids deleted and the ids left for a retry."""
+    """What happened to one batch: the ids deleted and the ids left for a retry.
+
+    ``error`` says why the whole batch was retried (``repr`` of what the handler raised,
+    ``"timeout"``, ``"malformed response"``); ``exception`` is what the handler raised.
+    """
 
     deleted: list[str]
     retried: list[str]
     error: str | None = None
+    exception: Exception | None = None
 
 
 def to_event_record(message: dict[str, Any], queue_arn: str) -> dict[str, Any]:
@@ -102,28 +110,19 @@ def failed_ids(response: Any, batch_ids: set[str]) -> set[str] | None:
     return ids
 
 
-class SqsPoller:
-    """One poller thread feeding ``function`` from ``queue_url``.
+class EventSourceMapping:
+    """One SQS event source mapping: receive a batch, invoke ``function``, settle the batch.
 
     Parameters
     ----------
     sqs:
-        A boto3 SQS client (pointed at the embedded AWS).
+        A boto3 SQS client.
     queue_url, queue_arn:
-        The dispatch queue.
+        The queue (the ARN goes into each record's ``eventSourceARN``).
     function:
-        The worker; its ``timeout_seconds`` is the context's countdown.
+        The consumer; its context counts down from its ``timeout_seconds`` on its clock.
     batch_size:
         Up to 10 (the SQS receive maximum).
-    wait_seconds:
-        The long-poll wait of each receive.
-    poll_interval_seconds:
-        When set, a long poll is emulated with short receives this far apart until
-        ``wait_seconds`` pass: SQS returns a long poll as soon as a message becomes visible,
-        while moto re-checks delayed messages only about once a second. ``None`` uses moto's
-        own long poll.
-    on_batch:
-        Called after each batch with the records and the outcome (logging).
     """
 
     def __init__(
@@ -134,52 +133,24 @@ class SqsPoller:
         queue_arn: str,
         function: LambdaFunction,
         batch_size: int = 10,
-        wait_seconds: int = 2,
-        poll_interval_seconds: float | None = None,
-        stop_event: threading.Event | None = None,
-        on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
     ) -> None:
+        if not 1 <= batch_size <= 10:
+            raise ValueError("batch_size must be 1..10 (the SQS receive maximum)")
         self.sqs = sqs
         self.queue_url = queue_url
         self.queue_arn = queue_arn
         self.function = function
         self.batch_size = batch_size
-        self.wait_seconds = wait_seconds
-        self.poll_interval_seconds = poll_interval_seconds
-        self.stop_event = stop_event or threading.Event()
-        self.on_batch = on_batch
         self.batches = 0
-        self._thread = threading.Thread(target=self._loop, name="sqs-poller", daemon=True)
 
-    def start(self) -> None:
-        """Start polling in a background thread."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop after the receive or batch in progress."""
-        self.stop_event.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread (returns at once when it was never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
-
-    def receive(self) -> list[dict[str, Any]]:
-        """One long-poll receive (up to ``batch_size`` messages, all attributes)."""
-        if self.poll_interval_seconds is None:
-            return self._receive(self.wait_seconds)
-        deadline = time.monotonic() + self.wait_seconds
-        while True:
-            messages = self._receive(0)
-            if messages or time.monotonic() >= deadline:
-                return messages
-            if self.stop_event.wait(self.poll_interval_seconds):
-                return []
-
-    def _receive(self, wait_seconds: int) -> list[dict[str, Any]]:
+    def receive_messages(
+        self, wait_seconds: int = 0, max_messages: int | None = None
+    ) -> list[dict[str, Any]]:
+        """One ``ReceiveMessage`` of up to ``max_messages`` (default ``batch_size``), with every
+        system and message attribute."""
         response = self.sqs.receive_message(
             QueueUrl=self.queue_url,
-            MaxNumberOfMessages=self.batch_size,
+            MaxNumberOfMessages=min(10, max_messages or self.batch_size),
             WaitTimeSeconds=wait_seconds,
             AttributeNames=["All"],
             MessageSystemAttributeNames=["All"],
@@ -187,29 +158,45 @@ class SqsPoller:
         )
         return list(response.get("Messages", []))
 
+    def receive(self) -> list[dict[str, Any]]:
+        """One short-poll receive of up to ``batch_size`` visible messages."""
+        return self.receive_messages(0)
+
     def poll_once(self) -> BatchOutcome | None:
-        """Receive once and, when anything arrived, invoke the worker and settle the batch.
+        """Receive once and, when anything arrived, invoke the function and settle the batch.
 
         Returns ``None`` when the receive was empty (the function is never invoked then).
         """
         messages = self.receive()
         if not messages:
             return None
+        return self.invoke_messages(messages)
+
+    def invoke_messages(self, messages: list[dict[str, Any]]) -> BatchOutcome:
+        """Invoke the function with received ``messages`` (never empty) and settle them."""
+        if not messages:
+            raise ValueError("the event source mapping never sends an empty batch")
         records = [to_event_record(m, self.queue_arn) for m in messages]
         outcome = self.invoke(records)
         self.batches += 1
-        if self.on_batch is not None:
-            self.on_batch(records, outcome)
+        self.after_batch(records, outcome)
         return outcome
 
+    def after_batch(self, records: list[dict[str, Any]], outcome: BatchOutcome) -> None:
+        """Called after each batch (a hook for subclasses; does nothing here)."""
+
     def invoke(self, records: list[dict[str, Any]]) -> BatchOutcome:
-        """Invoke the worker with ``records`` and delete what it did not report as failed."""
+        """Invoke the function with ``records`` and delete what it did not report as failed.
+
+        A ``BaseException`` that is not an ``Exception`` (a simulated crash) propagates and
+        deletes nothing, as a crashed invocation does.
+        """
         ids = [r["messageId"] for r in records]
         try:
             response, context = self.function.invoke({"Records": records})
         except Exception as exc:
             log.warning("worker raised: whole batch retried", extra={"error": repr(exc)})
-            return BatchOutcome(deleted=[], retried=ids, error=repr(exc))
+            return BatchOutcome(deleted=[], retried=ids, error=repr(exc), exception=exc)
         if context.get_remaining_time_in_millis() <= 0:
             log.warning("worker overran its timeout: whole batch retried")
             return BatchOutcome(deleted=[], retried=ids, error="timeout")
@@ -235,6 +222,77 @@ class SqsPoller:
         )
         for failure in response.get("Failed", []):
             log.warning("delete failed", extra={"failure": failure})
+
+
+class SqsPoller(EventSourceMapping):
+    """One poller thread feeding ``function`` from ``queue_url`` (the local stack's mapping).
+
+    Parameters
+    ----------
+    sqs, queue_url, queue_arn, function, batch_size:
+        As :class:`EventSourceMapping`.
+    wait_seconds:
+        The long-poll wait of each receive.
+    poll_interval_seconds:
+        When set, a long poll is emulated with short receives this far apart until
+        ``wait_seconds`` pass: SQS returns a long poll as soon as a message becomes visible,
+        while moto re-checks delayed messages only about once a second. ``None`` uses moto's
+        own long poll.
+    on_batch:
+        Called after each batch with the records and the outcome (logging).
+    """
+
+    def __init__(
+        self,
+        sqs: Any,
+        *,
+        queue_url: str,
+        queue_arn: str,
+        function: LambdaFunction,
+        batch_size: int = 10,
+        wait_seconds: int = 2,
+        poll_interval_seconds: float | None = None,
+        stop_event: threading.Event | None = None,
+        on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
+    ) -> None:
+        super().__init__(
+            sqs, queue_url=queue_url, queue_arn=queue_arn, function=function, batch_size=batch_size
+        )
+        self.wait_seconds = wait_seconds
+        self.poll_interval_seconds = poll_interval_seconds
+        self.stop_event = stop_event or threading.Event()
+        self.on_batch = on_batch
+        self._thread = threading.Thread(target=self._loop, name="sqs-poller", daemon=True)
+
+    def start(self) -> None:
+        """Start polling in a background thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop after the receive or batch in progress."""
+        self.stop_event.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the thread (returns at once when it was never started)."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+
+    def receive(self) -> list[dict[str, Any]]:
+        """One long-poll receive (up to ``batch_size`` messages, all attributes)."""
+        if self.poll_interval_seconds is None:
+            return self.receive_messages(self.wait_seconds)
+        deadline = time.monotonic() + self.wait_seconds
+        while True:
+            messages = self.receive_messages(0)
+            if messages or time.monotonic() >= deadline:
+                return messages
+            if self.stop_event.wait(self.poll_interval_seconds):
+                return []
+
+    def after_batch(self, records: list[dict[str, Any]], outcome: BatchOutcome) -> None:
+        """Pass the batch to ``on_batch`` (when set)."""
+        if self.on_batch is not None:
+            self.on_batch(records, outcome)
 
     def _loop(self) -> None:
         while not self.stop_event.is_set():

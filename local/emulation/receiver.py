@@ -1,0 +1,317 @@
+"""The webhook receiver on loopback: one HTTP server, and ``make receiver``'s ledger.
+
+:class:`WebhookServer` serves webhook requests on 127.0.0.1 (optionally over TLS) and answers
+each with what its ``respond`` callable says (an answer may be delayed, or the connection closed
+without one, to play a slow or broken receiver). :class:`Receiver` is ``make receiver``'s
+ledger on it, used by the demo, the end-to-end test and the lag benchmark; the tests' scripted
+receiver (``tests/support/http_receiver.py``) serves its own ledger on the same server.
+
+:class:`Receiver` follows the webhook contract (docs in
+``scheduled_posts.platforms.signing``): verifies ``X-Signature`` over the raw body with the
+channel's secret when one is given (``RECEIVER_SECRET``), and deduplicates by
+``Idempotency-Key``: a repeated key is answered with the same ``{"id": ...}`` and counted as a
+re-send, never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import ssl
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from scheduled_posts.clock import parse_instant
+from scheduled_posts.platforms.signing import SIGNATURE_HEADER, verify
+
+#: Largest request body read, in bytes (the API caps posts far below this).
+MAX_BODY_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WebhookRequest:
+    """One request as received: ``method``, ``url`` (from the ``Host`` header), ``path``,
+    the client's address, the headers (as sent) and the raw body."""
+
+    method: str
+    url: str
+    path: str
+    client_ip: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class WebhookReply:
+    """What to answer: ``status``, ``headers``, ``body``; ``delay_seconds`` to wait first;
+    ``drop`` to close the connection without any answer (after the delay)."""
+
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    delay_seconds: float = 0.0
+    drop: bool = False
+
+    @classmethod
+    def json(cls, status: int, payload: Any) -> WebhookReply:
+        """A JSON answer (``content-type: application/json``)."""
+        return cls(status, {"content-type": "application/json"}, json.dumps(payload).encode())
+
+
+Responder = Callable[[WebhookRequest], WebhookReply]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
+        host = self.headers.get("host", "")
+        scheme = "https" if isinstance(self.connection, ssl.SSLSocket) else "http"
+        request = WebhookRequest(
+            method=self.command,
+            url=f"{scheme}://{host}{self.path}" if host else self.path,
+            path=self.path,
+            client_ip=self.client_address[0],
+            headers=dict(self.headers.items()),
+            body=body,
+        )
+        reply = self.server.respond(request)
+        if reply.delay_seconds > 0:
+            time.sleep(reply.delay_seconds)
+        if reply.drop:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(2)
+            return
+        self.send_response(reply.status)
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(reply.body)))
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            self.wfile.write(reply.body)
+
+    do_GET = do_POST = _serve
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    respond: Responder
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up early (timeouts, the body-size cap) is expected here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class WebhookServer:
+    """An HTTP(S) server on ``host:port`` (port 0: a free one) answering with ``respond``.
+
+    ``tls`` (an ``ssl.SSLContext``) serves HTTPS. Serves GET and POST; ``respond`` runs on the
+    server's request threads and must be thread-safe.
+    """
+
+    def __init__(
+        self,
+        respond: Responder,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.host = host
+        self.scheme = "https" if tls is not None else "http"
+        self._server = _Server((host, port), _Handler)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self._server.respond = respond
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self._server.server_address[1])
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:<port>`` (``https`` with ``tls``)."""
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    def start(self) -> None:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+
+    def serve_forever(self) -> None:
+        """Serve in this thread (until :meth:`stop` from another, or Ctrl-C)."""
+        self._server.serve_forever(poll_interval=0.2)
+
+    def stop(self) -> None:
+        """Stop serving (when started) and close the socket."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._server.server_close()
+
+
+@dataclass
+class Delivery:
+    """One accepted delivery: who, when it arrived, and how late (``lag_seconds``, float)."""
+
+    idempotency_key: str
+    schedule_id: str
+    channel_id: str
+    publish_at: str
+    received_at: str
+    lag_seconds: float
+    attempt: int
+    remote_id: str
+    content: str
+
+
+class Receiver:
+    """The receiver's state and HTTP server.
+
+    ``secret`` may be set after start (the demo learns the channel's secret only after it has
+    created the channel with this receiver's URL). ``deliveries`` holds the accepted ones in
+    arrival order; ``resends`` counts repeated Idempotency-Keys; ``rejected`` bad signatures.
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        secret: str | None = None,
+        status_for: Callable[[dict[str, Any]], int] | None = None,
+        printer: Callable[[str], None] | None = None,
+    ) -> None:
+        self.secret = secret
+        self.status_for = status_for
+        self.printer = printer
+        self.deliveries: list[Delivery] = []
+        self.resends = 0
+        self.rejected = 0
+        self.requests = 0
+        self._by_key: dict[str, Delivery] = {}
+        self._lock = threading.Lock()
+        self.server = WebhookServer(self._respond, host=host, port=port)
+
+    def _respond(self, request: WebhookRequest) -> WebhookReply:
+        if request.method == "GET":
+            if request.path.rstrip("/") != "/deliveries":
+                return WebhookReply.json(404, {"message": "not found"})
+            with self._lock:
+                items = [asdict(d) for d in self.deliveries]
+            return WebhookReply.json(200, {"deliveries": items, "resends": self.resends})
+        status, payload = self.handle(request.headers, request.body)
+        return WebhookReply.json(status, payload)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>/hook``: the webhook URL to give a channel."""
+        return f"{self.server.origin}/hook"
+
+    def start(self) -> Receiver:
+        """Serve in a background thread; returns self."""
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.server.stop()
+
+    def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        """Judge one delivery: ``(status, JSON answer)``.
+
+        401 on a bad signature (when a secret is set), 400 on a body that is not the webhook
+        JSON, otherwise ``status_for(payload)`` (default 200) with ``{"id": remote_id}``.
+        """
+        now = datetime.now(UTC)
+        lower = {k.lower(): v for k, v in headers.items()}
+        with self._lock:
+            self.requests += 1
+        if self.secret and not verify(
+            lower.get(SIGNATURE_HEADER.lower(), ""), self.secret, body, now=int(now.timestamp())
+        ):
+            with self._lock:
+                self.rejected += 1
+            self._print(f"REJECTED bad signature ({len(body)} bytes)")
+            return 401, {"message": "bad signature"}
+        try:
+            payload = json.loads(body)
+            publish_at = parse_instant(payload["publish_at"])
+        except (ValueError, KeyError, TypeError):
+            return 400, {"message": "not a webhook delivery"}
+        status = self.status_for(payload) if self.status_for else 200
+        if not 200 <= status < 300:
+            return status, {"message": "refused by the test receiver"}
+        key = (
+            lower.get("idempotency-key")
+            or f"{payload.get('schedule_id')}:{payload.get('channel_id')}"
+        )
+        with self._lock:
+            known = self._by_key.get(key)
+            if known is not None:
+                self.resends += 1
+                self._print(f"RESEND   {key} (answered with the first id)")
+                return 200, {"id": known.remote_id}
+            delivery = Delivery(
+                idempotency_key=key,
+                schedule_id=str(payload.get("schedule_id")),
+                channel_id=str(payload.get("channel_id")),
+                publish_at=payload["publish_at"],
+                received_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                lag_seconds=round((now - publish_at).total_seconds(), 3),
+                attempt=int(payload.get("attempt") or 1),
+                remote_id=f"rcv-{uuid.uuid4().hex[:12]}",
+                content=str(payload.get("content", "")),
+            )
+            self._by_key[key] = delivery
+            self.deliveries.append(delivery)
+        self._print(
+            f"DELIVERED {delivery.schedule_id} channel={delivery.channel_id} "
+            f"publish_at={delivery.publish_at} lag={delivery.lag_seconds:+.3f}s "
+            f"attempt={delivery.attempt} content={delivery.content[:40]!r}"
+        )
+        return 200, {"id": delivery.remote_id}
+
+    def snapshot(self) -> list[Delivery]:
+        """A copy of the accepted deliveries."""
+        with self._lock:
+            return list(self.deliveries)
+
+    def _print(self, line: str) -> None:
+        if self.printer is not None:
+            self.printer(line)
+
+
+def serve(port: int, secret: str | None) -> None:
+    """Run a receiver in the foreground until Ctrl-C (``make receiver``)."""
+    receiver = Receiver(port=port, secret=secret, printer=lambda s: print(s, flush=True))
+    receiver.start()
+    mode = "verifying X-Signature" if secret else "NOT verifying signatures (no RECEIVER_SECRET)"
+    print(f"Webhook receiver at {receiver.url} ({mode})", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        receiver.stop()

@@ -1,0 +1,90 @@
+"""The service's tables and queues, created in an emulated AWS (moto) from one definition.
+
+Both the local stack (``local/embedded_aws.py``, against the moto server) and the tests
+(``tests/support/fixtures.py``, against in-process moto) create their resources here, from
+:mod:`scheduled_posts.tables` (the definitions the CDK app uses) and with the dispatch queue's
+visibility timeout from :mod:`scheduled_posts.sizing` (6 x the worker's timeout, as deployed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from scheduled_posts.sizing import visibility_timeout_seconds
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
+
+log = logging.getLogger("local.aws")
+
+
+def ensure_resources(
+    dynamodb: Any,
+    sqs: Any,
+    *,
+    table_names: Mapping[str, str],
+    queue_names: Mapping[str, str],
+    max_receive_count: int,
+    worker_timeout_seconds: int,
+) -> dict[str, str]:
+    """Create the tables and queues that are missing; never touch existing ones.
+
+    Parameters
+    ----------
+    dynamodb, sqs:
+        boto3 clients pointed at the emulated AWS.
+    table_names:
+        Each table's settings name (``POSTS_TABLE_NAME`` ...) to its physical name.
+    queue_names:
+        Each queue's logical id (``DispatchQueue``, ``DispatchDLQ``) to its physical name.
+    max_receive_count:
+        ``MAX_RECEIVE_COUNT``: receives before the dispatch queue redrives a message to the DLQ.
+    worker_timeout_seconds:
+        The worker's (emulated) timeout; the dispatch queue hides a received message for
+        :func:`scheduled_posts.sizing.visibility_timeout_seconds` of it.
+
+    Returns
+    -------
+    dict[str, str]
+        The resource settings: every table's settings name to its name, and
+        ``DISPATCH_QUEUE_URL``/``DISPATCH_DLQ_URL`` to the queue URLs.
+    """
+    existing: set[str] = set()
+    for page in dynamodb.get_paginator("list_tables").paginate():
+        existing.update(page["TableNames"])
+    settings: dict[str, str] = {}
+    for table in ALL_TABLES:
+        name = table_names[table.settings_name]
+        settings[table.settings_name] = name
+        if name in existing:
+            continue
+        dynamodb.create_table(**create_table_request(table, name))
+        if table.ttl_attribute:
+            dynamodb.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
+            )
+        log.info("created table %s", name)
+    urls: dict[str, str] = {}
+    for queue in ALL_QUEUES:
+        name = queue_names[queue.logical_id]
+        try:
+            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        except sqs.exceptions.QueueDoesNotExist:
+            attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
+            if queue.dead_letter:
+                dlq_arn = sqs.get_queue_attributes(
+                    QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
+                )["Attributes"]["QueueArn"]
+                attributes["RedrivePolicy"] = json.dumps(
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
+                )
+                attributes["VisibilityTimeout"] = str(
+                    visibility_timeout_seconds(worker_timeout_seconds)
+                )
+            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+            log.info("created queue %s", name)
+        urls[queue.logical_id] = url
+        settings[queue.settings_name] = url
+    return settings
