@@ -124,12 +124,7 @@ class StageConfig(BaseModel):
             )
         if s.WEBHOOK_ALLOWED_ORIGINS:
             raise ValueError("WEBHOOK_ALLOWED_ORIGINS must be empty in AWS (local testing only)")
-        errors = sizing.worker_sizing_errors(
-            worker_timeout_seconds=self.worker_timeout_seconds,
-            worker_batch_size=self.worker_batch_size,
-            delivery_timeout_seconds=s.DELIVERY_TIMEOUT_SECONDS,
-            lease_seconds=s.LEASE_SECONDS,
-        )
+        errors = sizing.worker_sizing_errors(self.worker_timeout_seconds, self.worker_batch_size, s)
         if errors:
             raise ValueError("; ".join(errors))
         return self

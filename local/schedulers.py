@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from local.emulation.background import BackgroundLoop
 from local.emulation.lambda_runtime import ACCOUNT, REGION, LambdaFunction
 
 log = logging.getLogger("local.schedules")
@@ -40,8 +41,9 @@ def scheduler_event(schedule_name: str, now: datetime | None = None) -> dict[str
     }
 
 
-class Schedule:
-    """Calls ``function`` every ``interval_seconds`` until :meth:`stop`.
+class Schedule(BackgroundLoop):
+    """Calls ``function`` every ``interval_seconds`` (the first run at :meth:`start`) until
+    :meth:`stop`.
 
     ``on_result`` receives each run's result (logging); a run that raises is logged and the
     schedule goes on (EventBridge Scheduler would retry it; the next run does the same work).
@@ -55,28 +57,12 @@ class Schedule:
         stop_event: threading.Event | None = None,
         on_result: Callable[[Any], None] | None = None,
     ) -> None:
+        super().__init__(f"schedule-{function.name}", stop_event)
         self.function = function
         self.interval_seconds = interval_seconds
-        self.stop_event = stop_event or threading.Event()
         self.on_result = on_result
         self.runs = 0
         self.failures = 0
-        self._thread = threading.Thread(
-            target=self._loop, name=f"schedule-{function.name}", daemon=True
-        )
-
-    def start(self) -> None:
-        """Start the thread (first run now)."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Ask the thread to stop (a run in progress finishes)."""
-        self.stop_event.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread (returns at once when it was never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
 
     def run_once(self) -> None:
         """One invocation, as a scheduled run."""

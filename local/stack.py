@@ -144,10 +144,7 @@ class LocalStack:
         apply_service_defaults(os.environ, config)
         early = Settings.from_env()  # fail early on a bad value, before starting anything
         errors = sizing.worker_sizing_errors(
-            worker_timeout_seconds=config.worker_timeout_seconds,
-            worker_batch_size=config.worker_batch_size,
-            delivery_timeout_seconds=early.DELIVERY_TIMEOUT_SECONDS,
-            lease_seconds=early.LEASE_SECONDS,
+            config.worker_timeout_seconds, config.worker_batch_size, early
         )
         if errors:
             raise ValueError(

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from scheduled_posts.clock import parse_instant
 from scheduled_posts.platforms.signing import SIGNATURE_HEADER, verify
@@ -170,6 +170,38 @@ class WebhookServer:
         self._server.server_close()
 
 
+class Served:
+    """Start, stop and address of a receiver served by its :class:`WebhookServer`
+    (``self.server``); usable as a context manager (started on enter, stopped on exit)."""
+
+    server: WebhookServer
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return self.server.port
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:<port>`` (``https`` with TLS)."""
+        return self.server.origin
+
+    def start(self) -> Self:
+        """Serve in a background thread; returns self."""
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self.server.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
 @dataclass
 class Delivery:
     """One accepted delivery: who, when it arrived, and how late (``lag_seconds``, float)."""
@@ -185,8 +217,8 @@ class Delivery:
     content: str
 
 
-class Receiver:
-    """The receiver's state and HTTP server.
+class Receiver(Served):
+    """``make receiver``'s ledger and its HTTP server.
 
     ``secret`` may be set after start (the demo learns the channel's secret only after it has
     created the channel with this receiver's URL). ``deliveries`` holds the accepted ones in
@@ -227,15 +259,6 @@ class Receiver:
     def url(self) -> str:
         """``http://127.0.0.1:<port>/hook``: the webhook URL to give a channel."""
         return f"{self.server.origin}/hook"
-
-    def start(self) -> Receiver:
-        """Serve in a background thread; returns self."""
-        self.server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self.server.stop()
 
     def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         """Judge one delivery: ``(status, JSON answer)``.

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from local.emulation.background import BackgroundLoop
 from local.emulation.lambda_runtime import REGION, LambdaFunction
 
 log = logging.getLogger("local.poller")
@@ -224,13 +225,14 @@ class EventSourceMapping:
             log.warning("delete failed", extra={"failure": failure})
 
 
-class SqsPoller(EventSourceMapping):
+class SqsPoller(EventSourceMapping, BackgroundLoop):
     """One poller thread feeding ``function`` from ``queue_url`` (the local stack's mapping).
 
     Parameters
     ----------
-    sqs, queue_url, queue_arn, function, batch_size:
-        As :class:`EventSourceMapping`.
+    sqs, **mapping:
+        As :class:`EventSourceMapping` (``queue_url``, ``queue_arn``, ``function``,
+        ``batch_size``).
     wait_seconds:
         The long-poll wait of each receive.
     poll_interval_seconds:
@@ -246,36 +248,17 @@ class SqsPoller(EventSourceMapping):
         self,
         sqs: Any,
         *,
-        queue_url: str,
-        queue_arn: str,
-        function: LambdaFunction,
-        batch_size: int = 10,
         wait_seconds: int = 2,
         poll_interval_seconds: float | None = None,
         stop_event: threading.Event | None = None,
         on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
+        **mapping: Any,
     ) -> None:
-        super().__init__(
-            sqs, queue_url=queue_url, queue_arn=queue_arn, function=function, batch_size=batch_size
-        )
+        EventSourceMapping.__init__(self, sqs, **mapping)
+        BackgroundLoop.__init__(self, "sqs-poller", stop_event)
         self.wait_seconds = wait_seconds
         self.poll_interval_seconds = poll_interval_seconds
-        self.stop_event = stop_event or threading.Event()
         self.on_batch = on_batch
-        self._thread = threading.Thread(target=self._loop, name="sqs-poller", daemon=True)
-
-    def start(self) -> None:
-        """Start polling in a background thread."""
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop after the receive or batch in progress."""
-        self.stop_event.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread (returns at once when it was never started)."""
-        if self._thread.ident is not None:
-            self._thread.join(timeout)
 
     def receive(self) -> list[dict[str, Any]]:
         """One long-poll receive (up to ``batch_size`` messages, all attributes)."""

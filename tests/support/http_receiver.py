@@ -3,8 +3,9 @@
 Same ledger, scripts and assertions as the in-process :class:`tests.support.receiver.FakeReceiver`
 (``accepted(key)``, ``raw_resends()``, ``requests_for(key)``, ``early_requests()``...), but over
 real HTTP, served by the local stack's webhook server
-(:class:`local.emulation.receiver.WebhookServer`): the adapter's loopback tests start it. Time is the real clock unless a clock is passed; ``tls=`` (an ``ssl.SSLContext``) serves
-HTTPS instead. The URL recorded for a request is built from its ``Host`` header.
+(:class:`local.emulation.receiver.WebhookServer`): the adapter's loopback tests start it.
+Time is the real clock unless a clock is passed; ``tls=`` (an ``ssl.SSLContext``) serves HTTPS
+instead. The URL recorded for a request is built from its ``Host`` header.
 ``Answer.timeout(delay_seconds=...)`` sleeps before closing the connection without a response;
 ``Answer.connect_error()`` closes the connection at once.
 
@@ -27,13 +28,12 @@ import argparse
 import json
 import ssl
 import sys
-from types import TracebackType
 
-from local.emulation.receiver import WebhookReply, WebhookRequest, WebhookServer
+from local.emulation.receiver import Served, WebhookReply, WebhookRequest, WebhookServer
 from tests.support.receiver import ReceiverLedger, _Now
 
 
-class HttpReceiver(ReceiverLedger):
+class HttpReceiver(ReceiverLedger, Served):
     """A :class:`ReceiverLedger` served over HTTP on ``host:port`` (port 0 = a free one), on the
     local stack's :class:`~local.emulation.receiver.WebhookServer`."""
 
@@ -49,7 +49,7 @@ class HttpReceiver(ReceiverLedger):
     ) -> None:
         super().__init__(clock, tolerance_seconds=tolerance_seconds)
         self.echo = echo
-        self._server = WebhookServer(self._respond, host=host, port=port, tls=tls)
+        self.server = WebhookServer(self._respond, host=host, port=port, tls=tls)
 
     def _respond(self, request: WebhookRequest) -> WebhookReply:
         if request.method == "GET":
@@ -83,42 +83,13 @@ class HttpReceiver(ReceiverLedger):
             drop=answer.kind in ("timeout", "accept_then_timeout", "connect_error"),
         )
 
-    @property
-    def port(self) -> int:
-        return self._server.port
-
-    @property
-    def origin(self) -> str:
-        """``http://127.0.0.1:<port>`` (``https`` when started with ``tls``)."""
-        return self._server.origin
-
     def url(self, path: str = "/hook") -> str:
         """A URL on this receiver."""
         return f"{self.origin}{path}"
 
-    def start(self) -> HttpReceiver:
-        """Serve in a daemon thread."""
-        self._server.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        self._server.stop()
-
     def serve_forever(self) -> None:
         """Serve in this thread (the CLI)."""
-        self._server.serve_forever()
-
-    def __enter__(self) -> HttpReceiver:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        self.server.serve_forever()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,7 +6,8 @@ import threading
 from typing import Any
 
 from local.emulation.lambda_runtime import LambdaContext, LambdaFunction
-from local.emulation.sqs import SqsPoller, failed_ids, to_event_record
+from local.emulation.sqs import EventSourceMapping, SqsPoller, failed_ids, to_event_record
+from tests.support.clock import SimClock
 from tests.support.fixtures import AwsResources
 
 
@@ -162,3 +163,37 @@ def test_poller_emulated_long_poll_returns_message_sent_during_the_wait(
     messages = poller.receive()
     sender.join()
     assert [m["Body"] for m in messages] == ["late"]
+
+
+def test_lambda_context_counts_down_on_the_given_clock() -> None:
+    now = [1000.0]
+    context = LambdaContext("f", 30, clock=lambda: now[0])
+    now[0] += 12.5
+
+    assert context.get_remaining_time_in_millis() == 17_500
+
+
+def test_mapping_invocation_overrunning_its_timeout_deletes_nothing(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    # Given a worker that takes longer than its 30 s timeout on the simulated clock
+    _send(aws, "a", "b")
+
+    def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        clock.advance(31)
+        return {"batchItemFailures": []}
+
+    mapping = EventSourceMapping(
+        aws.sqs,
+        queue_url=aws.settings.DISPATCH_QUEUE_URL,
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:test-DispatchQueue",
+        function=LambdaFunction("worker", 30, handler=slow, clock=clock.seconds),
+    )
+
+    # When the mapping invokes it
+    outcome = mapping.poll_once()
+
+    # Then the whole batch is left for a retry, as Lambda does for a timed-out invocation
+    assert outcome is not None
+    assert (outcome.error, outcome.deleted, len(outcome.retried)) == ("timeout", [], 2)
+    assert _depth(aws) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,16 +12,11 @@ import pytest
 
 from local.config import LocalConfig
 from local.emulation.lambda_runtime import LambdaFunction
+from local.emulation.runner import free_port
 from local.emulation.sqs import SqsPoller
 from local.http_front import ApiFront, JwtChecker
 from local.schedulers import Schedule
 from local.stack import LocalStack, PortInUseError
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -32,9 +28,24 @@ def busy_port() -> Iterator[int]:
 
 
 def test_start_with_api_port_busy_names_api_port_before_starting_aws(busy_port: int) -> None:
-    stack = LocalStack(LocalConfig(api_port=busy_port, aws_port=_free_port()))
+    stack = LocalStack(LocalConfig(api_port=busy_port, aws_port=free_port()))
 
     with pytest.raises(PortInUseError, match=f"API_PORT={busy_port}"):
+        stack.start()
+
+    assert stack.aws is None
+
+
+def test_start_with_worker_sizing_breaking_deployed_rules_refused_before_starting_aws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The old local defaults: 60 s is shorter than 2 x 10 posts x 12 s.
+    monkeypatch.setattr(os, "environ", {**os.environ})
+    stack = LocalStack(
+        LocalConfig(api_port=free_port(), worker_timeout_seconds=60, worker_batch_size=10)
+    )
+
+    with pytest.raises(ValueError, match="WORKER_TIMEOUT_SECONDS"):
         stack.start()
 
     assert stack.aws is None
@@ -44,7 +55,7 @@ def test_run_with_api_port_busy_logs_one_line_without_traceback(
     busy_port: int, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("signal.signal", lambda *_: None)
-    stack = LocalStack(LocalConfig(api_port=busy_port, aws_port=_free_port()))
+    stack = LocalStack(LocalConfig(api_port=busy_port, aws_port=free_port()))
 
     with caplog.at_level(logging.INFO):
         code = stack.run()
@@ -57,7 +68,7 @@ def test_run_with_api_port_busy_logs_one_line_without_traceback(
 
 
 def test_stop_when_nothing_was_started_returns() -> None:
-    stack = LocalStack(LocalConfig(aws_port=_free_port()))
+    stack = LocalStack(LocalConfig(aws_port=free_port()))
     function = LambdaFunction("idle", 1, handler=lambda event, context: None)
     stack.schedules.append(Schedule(function, 60, stop_event=stack.stop_event))
     stack.pollers.append(

@@ -2,10 +2,12 @@
 
 Used by the deployed stage config (``infra/config.py``), the local stack (``local/``) and the
 test fixtures, so the three size the dispatch queue and the worker the same way. Pure (no
-boto3, no pydantic), importable by the Lambdas as well.
+boto3), importable by the Lambdas as well.
 """
 
 from __future__ import annotations
+
+from scheduled_posts.settings import Settings
 
 #: AWS guidance: queue visibility at least 6 x the function timeout for Lambda event sources
 #: (AWS Lambda Developer Guide, "Using Lambda with Amazon SQS").
@@ -43,13 +45,11 @@ def visibility_timeout_seconds(worker_timeout_seconds: int) -> int:
 
 
 def worker_sizing_errors(
-    *,
-    worker_timeout_seconds: int,
-    worker_batch_size: int,
-    delivery_timeout_seconds: float,
-    lease_seconds: int,
+    worker_timeout_seconds: int, worker_batch_size: int, settings: Settings
 ) -> list[str]:
     """Every way the worker's sizing is wrong, as messages (empty when it fits).
+
+    ``settings`` gives ``DELIVERY_TIMEOUT_SECONDS`` and ``LEASE_SECONDS``.
 
     The rules: a post's lease outlives one post's processing (otherwise the watchdog could
     take a post back while it is still being delivered); the worker's timeout covers twice a
@@ -58,7 +58,8 @@ def worker_sizing_errors(
     the batch size is 1..10.
     """
     errors: list[str] = []
-    one_post = post_seconds(delivery_timeout_seconds)
+    lease_seconds = settings.LEASE_SECONDS
+    one_post = post_seconds(settings.DELIVERY_TIMEOUT_SECONDS)
     if not 1 <= worker_batch_size <= SQS_MAX_BATCH_SIZE:
         errors.append(f"worker_batch_size ({worker_batch_size}) must be 1..{SQS_MAX_BATCH_SIZE}")
     if one_post >= lease_seconds:
