@@ -101,7 +101,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
     from local.emulation.lambda_runtime import LambdaContext
     from scheduled_posts.clock import format_instant
     from scheduled_posts.data import aws as aws_clients
-    from scheduled_posts.data.dispatch import DispatchStore
+    from scheduled_posts.data.post_store import PostStore
     from scheduled_posts.data.queue import DispatchQueue
     from scheduled_posts.logic.promotion import make_promoter
     from scheduled_posts.logic.publish import Publisher
@@ -128,7 +128,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         settings = aws.settings
         receiver = FakeReceiver(clock)
         install_api(settings, clock, promoter=make_promoter(settings, clock))
-        store = DispatchStore(settings.POSTS_TABLE_NAME)
+        store = PostStore(settings.POSTS_TABLE_NAME)
         queue = DispatchQueue(settings.DISPATCH_QUEUE_URL)
         publisher = Publisher(
             settings,

@@ -238,8 +238,11 @@ def _identity(kwargs: Mapping[str, Any]) -> str:
 
 
 def _is_claim(kwargs: Mapping[str, Any]) -> bool:
-    values = kwargs.get("ExpressionAttributeValues") or {}
-    return ":publishing" in values and ":scheduled" in values and ":t" in values
+    """The claim (``lifecycle.transitions.claim`` rendered by ``PostStore``): status set to
+    ``publishing`` from ``scheduled`` with a lease token."""
+    values = {str(v) for v in (kwargs.get("ExpressionAttributeValues") or {}).values()}
+    names = set((kwargs.get("ExpressionAttributeNames") or {}).values())
+    return {"publishing", "scheduled"} <= values and "lease_token" in names
 
 
 class FaultyClient:

@@ -41,7 +41,7 @@ from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
@@ -261,7 +261,7 @@ class World:
         transport = FaultyTransport(self.receiver, self.plan)
         self.publisher = Publisher(
             settings,
-            store=DispatchStore(settings.POSTS_TABLE_NAME, table=worker_table),
+            store=PostStore(settings.POSTS_TABLE_NAME, table=worker_table),
             queue=DispatchQueue(
                 settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, "worker")
             ),
@@ -378,7 +378,7 @@ class World:
 
     def watchdog(self) -> None:
         settings = self.settings
-        store = DispatchStore(
+        store = PostStore(
             settings.POSTS_TABLE_NAME,
             table=FaultyTable(
                 self.resource.Table(settings.POSTS_TABLE_NAME), self.plan, "watchdog"
@@ -413,7 +413,7 @@ class World:
                 settings.IDEMPOTENCY_TABLE_NAME,
                 dynamodb=FaultyResource(self.resource, self.plan, role),
             ),
-            dispatch=DispatchStore(
+            dispatch=PostStore(
                 settings.POSTS_TABLE_NAME,
                 table=FaultyTable(self.resource.Table(settings.POSTS_TABLE_NAME), self.plan, role),
             ),

@@ -17,7 +17,7 @@ from functions.sweeper.handler import make_lambda_handler as make_sweeper_handle
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
 from local.emulation.lambda_runtime import LambdaContext
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.logic.publish import Publisher
@@ -125,7 +125,7 @@ class FirePath:
         )["Items"]
 
     def read(self, post: Post) -> Post:
-        found = DispatchStore(self.settings.POSTS_TABLE_NAME).get_post(post.schedule_id)
+        found = PostStore(self.settings.POSTS_TABLE_NAME).get_post(post.schedule_id)
         assert found is not None
         return found
 
@@ -139,7 +139,7 @@ def build_fire_path(clock: SimClock, **overrides: Any) -> FirePath:
         clock=clock,
         receiver=receiver,
         adapter=WebhookAdapter(aws.settings, transport=receiver, resolver=receiver.resolver),
-        store=DispatchStore(aws.settings.POSTS_TABLE_NAME),
+        store=PostStore(aws.settings.POSTS_TABLE_NAME),
         queue=DispatchQueue(aws.settings.DISPATCH_QUEUE_URL),
         due_index=DueIndex(aws.settings.DUE_INDEX_TABLE_NAME),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.logic.promotion import make_promoter
 from scheduled_posts.logic.sweep import Sweeper
@@ -139,7 +139,7 @@ def test_fire_path_two_sweepers_at_once_deliver_once(fire: FirePath) -> None:
 
 
 def test_fire_path_crash_after_claim_watchdog_completes_once(fire: FirePath) -> None:
-    class CrashAfterClaim(DispatchStore):
+    class CrashAfterClaim(PostStore):
         crashed = False
 
         def claim(self, *args: Any, **kwargs: Any) -> Any:
@@ -166,7 +166,7 @@ def test_fire_path_crash_after_claim_watchdog_completes_once(fire: FirePath) -> 
 
 
 def test_fire_path_crash_after_2xx_before_status_write_no_resend(fire: FirePath) -> None:
-    class CrashBeforeRecord(DispatchStore):
+    class CrashBeforeRecord(PostStore):
         crashed = False
 
         def save_round(self, *args: Any, **kwargs: Any) -> Any:

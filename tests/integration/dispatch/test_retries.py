@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.models.post import DeliveryStatus, PostStatus
 from tests.integration.dispatch.conftest import FirePath
@@ -111,7 +111,7 @@ def test_misfire_sweeper_outage_3h_grace_1h_late_delivered_older_missed(
 
 
 def test_worker_last_receive_before_dlq_turns_post_failed(fire: FirePath) -> None:
-    class BrokenClaim(DispatchStore):
+    class BrokenClaim(PostStore):
         def claim(self, *args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("throttled for good")
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from local.emulation.lambda_runtime import LambdaContext
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.logic.backoff import backoff_bound, full_jitter
 from scheduled_posts.models.messages import DispatchMessage
 from tests.integration.dispatch.conftest import FirePath
@@ -39,7 +39,7 @@ def test_worker_one_bad_record_fails_alone(fire: FirePath) -> None:
 
 
 def test_worker_every_record_failing_reports_every_record(fire: FirePath) -> None:
-    class Down(DispatchStore):
+    class Down(PostStore):
         def get_post(self, schedule_id: str) -> Any:
             raise RuntimeError("DynamoDB unavailable")
 

@@ -10,7 +10,7 @@ import pytest
 from moto import mock_aws
 
 from scheduled_posts.clock import format_instant
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
 from scheduled_posts.platforms.signing import verify
@@ -93,7 +93,7 @@ def test_retry_other_users_post_not_found(api_fire) -> None:  # type: ignore[no-
 def _missed(fire: FirePath) -> Post:
     fire.channel("c1")
     post = fire.post(fire.clock.now() + timedelta(days=2), ["c1"])
-    store = DispatchStore(fire.settings.POSTS_TABLE_NAME)
+    store = PostStore(fire.settings.POSTS_TABLE_NAME)
     assert store.mark_missed(post, reason="test", now=fire.clock.now(), expires_at=2_000_000_000)
     return post  # the factory did not count it as pending, so nothing to release
 

@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.logic.recovery import (
     DEAD_LETTERED_ERROR_PREFIX,
-    DEAD_LETTERED_REASON,
     RecoveryDeps,
 )
 from scheduled_posts.logic.redrive import Redriver
@@ -25,7 +24,7 @@ from tests.support.fixtures import TEST_VISIBILITY_SECONDS
 class PoisonStore:
     """A post store whose reads of ``poisoned`` fail while ``broken`` (a bug, then its fix)."""
 
-    def __init__(self, inner: DispatchStore, poisoned: str) -> None:
+    def __init__(self, inner: PostStore, poisoned: str) -> None:
         self.inner = inner
         self.poisoned = poisoned
         self.broken = True
@@ -89,11 +88,10 @@ def _failed_by_dead_letter(fire: FirePath) -> Post:
         attempts=1,
         last_error=f"{DEAD_LETTERED_ERROR_PREFIX} after repeated failures: RuntimeError()",
     )
-    store = DispatchStore(fire.settings.POSTS_TABLE_NAME)
+    store = PostStore(fire.settings.POSTS_TABLE_NAME)
     fire.clock.advance(10)
     assert store.fail_post(
         post,
-        reason=DEAD_LETTERED_REASON,
         last_error="x",
         deliveries={"c1": failed},
         now=fire.clock.now(),

@@ -15,26 +15,21 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
-from scheduled_posts.clock import format_instant
 from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.models.post import Delivery, Post, PostStatus
+from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.models.post import Post, PostStatus
 from scheduled_posts.tables import BY_OWNER_INDEX
 
 #: ``BatchGetItem`` reads at most 100 items per call (Amazon DynamoDB quotas).
 BATCH_GET_MAX = 100
 #: The Powertools idempotency key prefix of the worker's deliveries (``logic/publish.py``).
 DELIVERY_KEY_PREFIX = "deliver"
-
-
-def _conditional_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
 @dataclass(frozen=True)
@@ -180,72 +175,10 @@ class ReconcileStore:
                 ExpressionAttributeValues=values,
             )
         except ClientError as exc:
-            if _conditional_failure(exc):
+            if is_condition_failure(exc):
                 return False
             raise
         return True
-
-    # -- reopening a terminal post ---------------------------------------------------------------
-
-    def reopen(
-        self,
-        post: Post,
-        *,
-        deliveries: dict[str, Delivery],
-        lease_token: str,
-        lease_expires_at: datetime,
-        reason: str,
-        now: datetime,
-        expected_reason: str | None = None,
-    ) -> Post | None:
-        """A terminal post back to ``publishing`` with a new lease, the given ``deliveries``
-        replaced (the channels to deliver again), ``expires_at`` removed (no longer finished).
-
-        Condition: ``status = :current AND version = :v`` (and ``status_reason = :why`` when
-        ``expected_reason`` is given), so two recoveries, or a recovery and anything else, never
-        both win. Returns the reopened post, or None when the condition failed.
-        """
-        names: dict[str, str] = {"#s": "status"}
-        values: dict[str, Any] = {
-            ":publishing": PostStatus.PUBLISHING.value,
-            ":current": post.status.value,
-            ":v": post.version,
-            ":t": lease_token,
-            ":e": format_instant(lease_expires_at),
-            ":ls": keys.lease_shard(post.shard),
-            ":r": reason,
-            ":now": format_instant(now),
-        }
-        sets = [
-            "#s = :publishing",
-            "lease_token = :t",
-            "lease_expires_at = :e",
-            "lease_shard = :ls",
-            "status_reason = :r",
-            "updated_at = :now",
-        ]
-        for i, (channel_id, delivery) in enumerate(sorted(deliveries.items())):
-            names[f"#c{i}"] = channel_id
-            values[f":c{i}"] = delivery.to_item()
-            sets.append(f"deliveries.#c{i} = :c{i}")
-        condition = "#s = :current AND version = :v"
-        if expected_reason is not None:
-            condition += " AND status_reason = :why"
-            values[":why"] = expected_reason
-        try:
-            response = self._posts.update_item(
-                Key={"pk": keys.post_pk(post.schedule_id), "sk": keys.POST_SK},
-                UpdateExpression="SET " + ", ".join(sets) + " REMOVE expires_at",
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValues="ALL_NEW",
-            )
-        except ClientError as exc:
-            if _conditional_failure(exc):
-                return None
-            raise
-        return Post.from_item(response["Attributes"])
 
     # -- idempotency records ---------------------------------------------------------------------
 
@@ -273,7 +206,7 @@ class ReconcileStore:
                 ExpressionAttributeValues={":completed": "COMPLETED"},
             )
         except ClientError as exc:
-            if _conditional_failure(exc):
+            if is_condition_failure(exc):
                 return False
             raise
         return True

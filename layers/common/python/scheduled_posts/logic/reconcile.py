@@ -33,8 +33,8 @@ from datetime import datetime, timedelta
 
 from scheduled_posts import keys
 from scheduled_posts.clock import Clock, SystemClock, format_instant
-from scheduled_posts.data.dispatch import DispatchStore
 from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.errors import QueueSendError
@@ -84,7 +84,7 @@ class Reconciler:
     settings:
         Window, intervals, lease and resource names.
     due_index, store, dispatch, queue:
-        :class:`DueIndex`, :class:`ReconcileStore`, :class:`DispatchStore` (lease take-over)
+        :class:`DueIndex`, :class:`ReconcileStore`, :class:`PostStore` (lease take-over)
         and :class:`DispatchQueue`.
     clock:
         Default :class:`SystemClock`.
@@ -96,7 +96,7 @@ class Reconciler:
         *,
         due_index: DueIndex | None = None,
         store: ReconcileStore | None = None,
-        dispatch: DispatchStore | None = None,
+        dispatch: PostStore | None = None,
         queue: DispatchQueue | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -105,7 +105,7 @@ class Reconciler:
         self.store = store or ReconcileStore(
             settings.POSTS_TABLE_NAME, settings.IDEMPOTENCY_TABLE_NAME
         )
-        self.dispatch = dispatch or DispatchStore(settings.POSTS_TABLE_NAME)
+        self.dispatch = dispatch or PostStore(settings.POSTS_TABLE_NAME)
         self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
         self.clock: Clock = clock or SystemClock()
 
@@ -178,11 +178,11 @@ class Reconciler:
             and post.lease_expires_at + slack < now
         ):
             taken = self.dispatch.renew_lease(
-                post.schedule_id,
-                old_token=post.lease_token,
+                post,
                 new_token=new_lease_token(),
                 lease_expires_at=now + timedelta(seconds=self.settings.LEASE_SECONDS),
                 now=now,
+                take_over=True,
             )
             if taken is None:
                 return None  # the holder or the watchdog moved it meanwhile

@@ -5,7 +5,7 @@
   goes back to ``publishing`` for the channels whose delivery ``failed`` (never a ``published``
   or ``skipped`` one), with those channels' attempts budget reset to ``MAX_ATTEMPTS``.
 * ``make redrive`` (``logic/redrive.py``) reopens a post the worker turned ``failed`` only
-  because its message was being dead-lettered (:data:`DEAD_LETTERED_REASON`), for the channels
+  because its message was being dead-lettered (:attr:`StatusReason.DEAD_LETTERED`), for the channels
   that failed that way, keeping their attempt counts.
 
 Both use :func:`redeliver`: one conditional update ``status = :current AND version = :v`` to
@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from scheduled_posts.clock import Clock, SystemClock
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.errors import PostNotFoundError, QueueSendError, StateConflictError
+from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
 from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
@@ -34,10 +36,10 @@ from scheduled_posts.observability import logger, metrics
 from scheduled_posts.settings import Settings
 
 #: ``status_reason`` the worker writes when it fails a post whose message is about to be
-#: dead-lettered (``logic/publish.py``, ``Publisher._fail_dead_lettered``).
-DEAD_LETTERED_REASON = "dead-lettered: the dispatch message kept failing"
+#: dead-lettered (``logic/dead_letter.py``): the lifecycle's enum member, not a copy.
+DEAD_LETTERED_REASON = StatusReason.DEAD_LETTERED
 #: Prefix of ``last_error`` of the deliveries failed that way.
-DEAD_LETTERED_ERROR_PREFIX = "dispatch message dead-lettered"
+DEAD_LETTERED_ERROR_PREFIX = DeliveryError.DEAD_LETTERED_PREFIX.value
 RETRYABLE_STATUSES = frozenset({PostStatus.FAILED, PostStatus.PARTIALLY_PUBLISHED})
 
 
@@ -47,13 +49,13 @@ class RecoveryDeps:
 
     settings: Settings
     clock: Clock = field(default_factory=SystemClock)
-    dispatch: DispatchStore | None = None
+    dispatch: PostStore | None = None
     store: ReconcileStore | None = None
     queue: DispatchQueue | None = None
 
     def __post_init__(self) -> None:
         s = self.settings
-        self.dispatch = self.dispatch or DispatchStore(s.POSTS_TABLE_NAME)
+        self.dispatch = self.dispatch or PostStore(s.POSTS_TABLE_NAME)
         self.store = self.store or ReconcileStore(s.POSTS_TABLE_NAME, s.IDEMPOTENCY_TABLE_NAME)
         self.queue = self.queue or DispatchQueue(s.DISPATCH_QUEUE_URL)
 
@@ -70,9 +72,9 @@ def redeliver(
     *,
     deps: RecoveryDeps,
     reset_attempts: bool,
-    status_reason: str,
+    status_reason: StatusReason,
     reason: DispatchReason,
-    expected_reason: str | None = None,
+    expected_reason: StatusReason | None = None,
 ) -> Post | None:
     """Reopen the terminal ``post`` for ``channel_ids`` and dispatch it (module docstring).
 
@@ -92,7 +94,8 @@ def redeliver(
                 "rate_slot": None,
             }
         )
-    reopened = deps.store.reopen(
+    assert deps.dispatch is not None
+    reopened = deps.dispatch.reopen(
         post,
         deliveries=deliveries,
         lease_token=new_lease_token(),
@@ -116,7 +119,7 @@ def redeliver(
         deps.queue.send(message, 0)
     except QueueSendError:  # the new lease expires and the watchdog re-dispatches
         logger.exception("recovery send failed", extra={"schedule_id": post.schedule_id})
-    metrics.add_metric(name="Redelivered", unit="Count", value=1)
+    metrics.add_metric(name=Metric.REDELIVERED, unit=Metric.REDELIVERED.unit, value=1)
     logger.info(
         "post reopened",
         extra={"schedule_id": post.schedule_id, "channels": channel_ids, "why": reason.value},
@@ -164,7 +167,7 @@ def retry_post(owner: str, schedule_id: str, *, deps: RecoveryDeps) -> Post:
         owed,
         deps=deps,
         reset_attempts=True,
-        status_reason="retry requested by its owner",
+        status_reason=StatusReason.RETRY_REQUESTED,
         reason=DispatchReason.RECOVERY,
     )
     if reopened is None:

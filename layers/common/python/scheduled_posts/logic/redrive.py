@@ -15,7 +15,7 @@ current lease token
 ``publishing``, other token         dropped: another holder is working on it (the watchdog
                                     covers it if that holder dies)
 ``failed`` by dead-lettering        reopened (``logic/recovery.redeliver``) for the channels
-(:data:`DEAD_LETTERED_REASON`),     that failed that way, attempt counts kept, and dispatched
+(:attr:`StatusReason.DEAD_LETTERED`),     that failed that way, attempt counts kept, and dispatched
 within ``MISFIRE_GRACE_SECONDS``    again; the message itself is deleted
 any other terminal state            dropped: ``published``, ``partially_published``,
                                     ``cancelled``, ``missed``, a ``failed`` with another
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from scheduled_posts.data.dlq import DeadLetter, DeadLetterQueue
+from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.logic.recovery import (
     DEAD_LETTERED_ERROR_PREFIX,
-    DEAD_LETTERED_REASON,
     RecoveryDeps,
     redeliver,
     within_grace,
@@ -185,7 +185,7 @@ class Redriver:
             if message.lease_token is not None and message.lease_token == post.lease_token:
                 return "moved", "carries the current lease: sent back to continue the post"
             return "dropped", "another lease holder is working on the post"
-        if post.status == PostStatus.FAILED and post.status_reason == DEAD_LETTERED_REASON:
+        if post.status == PostStatus.FAILED and post.status_reason == StatusReason.DEAD_LETTERED:
             if not within_grace(post, self.deps):
                 return "dropped", "failed by dead-lettering but past MISFIRE_GRACE_SECONDS"
             if not _dead_lettered_channels(post):
@@ -199,9 +199,9 @@ class Redriver:
             _dead_lettered_channels(post),
             deps=self.deps,
             reset_attempts=False,
-            status_reason="reopened by DLQ redrive",
+            status_reason=StatusReason.REOPENED_BY_REDRIVE,
             reason=DispatchReason.REDRIVE,
-            expected_reason=DEAD_LETTERED_REASON,
+            expected_reason=StatusReason.DEAD_LETTERED,
         )
         return reopened is not None
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from scheduled_posts.clock import Clock, SystemClock
-from scheduled_posts.data.dispatch import DispatchStore
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.errors import QueueSendError
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import PostStatus
@@ -36,7 +37,7 @@ class WatchdogResult:
 def rescue_expired_leases(
     settings: Settings,
     *,
-    store: DispatchStore | None = None,
+    store: PostStore | None = None,
     queue: DispatchQueue | None = None,
     clock: Clock | None = None,
 ) -> WatchdogResult:
@@ -44,7 +45,7 @@ def rescue_expired_leases(
 
     A send that fails after the take-over leaves the new lease to expire; the next run retries.
     """
-    store = store or DispatchStore(settings.POSTS_TABLE_NAME)
+    store = store or PostStore(settings.POSTS_TABLE_NAME)
     queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
     clock = clock or SystemClock()
     result = WatchdogResult()
@@ -61,11 +62,11 @@ def rescue_expired_leases(
             ):
                 continue
             taken = store.renew_lease(
-                schedule_id,
-                old_token=post.lease_token,
+                post,
                 new_token=new_lease_token(),
                 lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
                 now=now,
+                take_over=True,
             )
             if taken is None:
                 continue
@@ -87,5 +88,9 @@ def rescue_expired_leases(
             result.taken_over.append(schedule_id)
             logger.warning("lease taken over", extra={"schedule_id": schedule_id})
     if result.taken_over:
-        metrics.add_metric(name="LeasesTakenOver", unit="Count", value=len(result.taken_over))
+        metrics.add_metric(
+            name=Metric.LEASES_TAKEN_OVER,
+            unit=Metric.LEASES_TAKEN_OVER.unit,
+            value=len(result.taken_over),
+        )
     return result

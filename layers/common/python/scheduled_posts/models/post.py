@@ -8,48 +8,30 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
-
-
-class PostStatus(StrEnum):
-    SCHEDULED = "scheduled"
-    PUBLISHING = "publishing"
-    PUBLISHED = "published"
-    PARTIALLY_PUBLISHED = "partially_published"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    MISSED = "missed"
-
-
-TERMINAL_POST_STATUSES = frozenset(
-    {
-        PostStatus.PUBLISHED,
-        PostStatus.PARTIALLY_PUBLISHED,
-        PostStatus.FAILED,
-        PostStatus.CANCELLED,
-        PostStatus.MISSED,
-    }
+from scheduled_posts.lifecycle.states import (
+    TERMINAL_DELIVERY_STATUSES,
+    TERMINAL_POST_STATUSES,
+    DeliveryStatus,
+    PostStatus,
 )
 
-
-class DeliveryStatus(StrEnum):
-    PENDING = "pending"
-    PUBLISHING = "publishing"
-    PUBLISHED = "published"
-    RETRY_SCHEDULED = "retry_scheduled"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-
-
-TERMINAL_DELIVERY_STATUSES = frozenset(
-    {DeliveryStatus.PUBLISHED, DeliveryStatus.FAILED, DeliveryStatus.SKIPPED}
-)
+#: The states live in ``lifecycle/states.py``; re-exported here for the models' users.
+__all__ = [
+    "TERMINAL_DELIVERY_STATUSES",
+    "TERMINAL_POST_STATUSES",
+    "Attempt",
+    "Channel",
+    "Delivery",
+    "DeliveryStatus",
+    "Post",
+    "PostStatus",
+]
 
 
 def _opt_instant(value: Any) -> datetime | None:

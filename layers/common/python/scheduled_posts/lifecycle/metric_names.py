@@ -1,0 +1,38 @@
+"""Every CloudWatch metric the service emits (namespace ``Settings.METRICS_NAMESPACE``).
+
+Names are PascalCase with the unit in the name where it is not a count (STYLE.md rule 9). The
+code emits ``metrics.add_metric(name=Metric.X, unit=Metric.X.unit, ...)``; ``infra/monitoring.py``
+builds its alarms and dashboard from the same members.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Metric(StrEnum):
+    """One metric name; :attr:`unit` is its Powertools/CloudWatch unit."""
+
+    PUBLISHED = "Published"
+    FAILED = "Failed"
+    MISSED = "Missed"
+    RETRIED = "Retried"
+    STALE_DROPPED = "StaleDropped"
+    PUBLISH_LAG_SECONDS = "PublishLagSeconds"
+    RATE_LIMIT_WAIT_SECONDS = "RateLimitWaitSeconds"
+    ENQUEUED = "Enqueued"
+    DUPLICATE_ENQUEUED = "DuplicateEnqueued"
+    SWEEP_DURATION_MS = "SweepDurationMs"
+    LEASES_TAKEN_OVER = "LeasesTakenOver"
+    RECONCILIATION_MISSES = "ReconciliationMisses"
+    PENDING_REPAIRED = "PendingRepaired"
+    REDELIVERED = "Redelivered"
+
+    @property
+    def unit(self) -> str:
+        """``Seconds``, ``Milliseconds`` or ``Count``, from the name's suffix."""
+        if self.value.endswith("Seconds"):
+            return "Seconds"
+        if self.value.endswith("Ms"):
+            return "Milliseconds"
+        return "Count"

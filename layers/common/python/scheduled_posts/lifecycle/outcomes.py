@@ -1,0 +1,276 @@
+"""The pure decisions of one delivery round (``docs/dispatch.md``, steps 4-5).
+
+Given what a channel's delivery did -- a final result, a retryable error, another invocation
+holding it, a deleted channel -- decide the channel's new :class:`Delivery` and its
+:class:`Attempt` row; given every channel's delivery, decide the post's :class:`Completion`.
+The worker (``logic/publish.py``) persists the decisions; these functions do no I/O and take
+the instant and the jitter source as arguments, so they are unit-tested without moto.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
+from scheduled_posts.lifecycle.states import (
+    TERMINAL_DELIVERY_STATUSES,
+    DeliveryStatus,
+    PostStatus,
+)
+from scheduled_posts.logic.backoff import Uniform, full_jitter
+from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.platforms.base import DeliveryResult
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The retry settings of a round (``Settings``: ``MAX_ATTEMPTS``, ``RETRY_BASE_SECONDS``,
+    ``RETRY_CAP_SECONDS``, ``MISFIRE_GRACE_SECONDS``, ``LEASE_SECONDS``; seconds)."""
+
+    max_attempts: int
+    base_seconds: float
+    cap_seconds: float
+    misfire_grace_seconds: int
+    lease_seconds: int
+
+
+@dataclass
+class ChannelRound:
+    """One channel's result in a round: its new ``delivery``, the finished ``attempt`` row (None
+    when no attempt started), and whether it waits on another invocation (``in_progress``) or
+    on a rate limit (``rate_limited``)."""
+
+    delivery: Delivery
+    attempt: Attempt | None
+    in_progress: bool = False
+    rate_limited: bool = False
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The terminal outcome of a publishing post.
+
+    ``status`` is ``published``, ``partially_published`` or ``failed``; ``expires_at`` is the
+    TTL (epoch seconds, finished + ``RETENTION_DAYS``).
+    """
+
+    status: PostStatus
+    published_at: datetime | None
+    publish_lag_seconds: float | None
+    status_reason: str | None
+    expires_at: int
+
+
+def skipped(delivery: Delivery, *, number: int, started_at: datetime) -> ChannelRound:
+    """The channel was deleted: the delivery is ``skipped``, its attempt row says so."""
+    error = DeliveryError.CHANNEL_DELETED.value
+    new = delivery.model_copy(update={"status": DeliveryStatus.SKIPPED, "last_error": error})
+    attempt = Attempt(
+        channel_id=delivery.channel_id,
+        attempt=number,
+        started_at=started_at,
+        finished_at=started_at,
+        outcome="skipped",
+        error=error,
+    )
+    return ChannelRound(new, attempt)
+
+
+def final(
+    post: Post, delivery: Delivery, started: Attempt, result: DeliveryResult, finished_at: datetime
+) -> ChannelRound:
+    """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0) or
+    ``failed`` (the result's error, else ``HTTP <status>``)."""
+    number = started.attempt
+    if result.outcome == "published":
+        lag = max(0.0, (finished_at - post.publish_at).total_seconds())
+        new = delivery.model_copy(
+            update={
+                "status": DeliveryStatus.PUBLISHED,
+                "attempts": number,
+                "remote_id": result.remote_id,
+                "published_at": finished_at,
+                "last_error": None,
+                "next_attempt_at": None,
+                "lag_seconds": lag,
+            }
+        )
+        attempt = started.model_copy(
+            update={
+                "finished_at": finished_at,
+                "outcome": "published",
+                "http_status": result.http_status,
+                "lag_seconds": lag,
+            }
+        )
+        return ChannelRound(new, attempt)
+    error = result.error or f"HTTP {result.http_status}"
+    new = delivery.model_copy(
+        update={
+            "status": DeliveryStatus.FAILED,
+            "attempts": number,
+            "last_error": error,
+            "next_attempt_at": None,
+        }
+    )
+    attempt = started.model_copy(
+        update={
+            "finished_at": finished_at,
+            "outcome": "failed",
+            "http_status": result.http_status,
+            "error": error,
+        }
+    )
+    return ChannelRound(new, attempt)
+
+
+def retryable(
+    post: Post,
+    delivery: Delivery,
+    started: Attempt,
+    exc: RetryableDeliveryError,
+    *,
+    now: datetime,
+    policy: RetryPolicy,
+    uniform: Uniform,
+) -> ChannelRound:
+    """A retryable error: ``retry_scheduled`` after a full-jitter wait, or ``failed`` when
+    exhausted. A 429 (``exc.rate_limited``) uses no attempt, waits ``Retry-After`` (else the
+    jitter) and is exhausted past ``publish_at + MISFIRE_GRACE_SECONDS``; any other error uses
+    an attempt, waits at least ``Retry-After``, and is exhausted at ``MAX_ATTEMPTS``
+    (``docs/dispatch.md``, "State machine")."""
+    error = str(exc) or f"HTTP {exc.http_status}"
+    horizon = post.publish_at + timedelta(seconds=policy.misfire_grace_seconds)
+    if exc.rate_limited:
+        attempts = delivery.attempts
+        wait = exc.retry_after_seconds
+        if wait is None:
+            wait = full_jitter(
+                attempts + 1,
+                base_seconds=policy.base_seconds,
+                cap_seconds=policy.cap_seconds,
+                uniform=uniform,
+            )
+        next_at = now + timedelta(seconds=wait)
+        exhausted = next_at > horizon
+        final_error = f"rate limited past MISFIRE_GRACE_SECONDS: {error}"
+    else:
+        attempts = started.attempt
+        wait = full_jitter(
+            attempts,
+            base_seconds=policy.base_seconds,
+            cap_seconds=policy.cap_seconds,
+            uniform=uniform,
+        )
+        if exc.retry_after_seconds is not None:
+            wait = max(wait, exc.retry_after_seconds)
+        next_at = now + timedelta(seconds=wait)
+        exhausted = attempts >= policy.max_attempts
+        final_error = f"gave up after {attempts} attempts: {error}"
+    attempt = started.model_copy(
+        update={
+            "finished_at": now,
+            "outcome": "rate_limited" if exc.rate_limited else "retryable",
+            "http_status": exc.http_status,
+            "error": error,
+        }
+    )
+    status = DeliveryStatus.FAILED if exhausted else DeliveryStatus.RETRY_SCHEDULED
+    new = delivery.model_copy(
+        update={
+            "status": status,
+            "attempts": attempts,
+            "last_error": final_error if exhausted else error,
+            "next_attempt_at": None if exhausted else next_at,
+        }
+    )
+    return ChannelRound(new, attempt, rate_limited=exc.rate_limited)
+
+
+def in_progress(
+    delivery: Delivery, started: Attempt, *, now: datetime, lease_seconds: int
+) -> ChannelRound:
+    """Another invocation holds the delivery's idempotency record: try again after
+    ``LEASE_SECONDS`` under this lease, no attempt used."""
+    error = DeliveryError.IN_PROGRESS.value
+    new = delivery.model_copy(
+        update={"next_attempt_at": now + timedelta(seconds=lease_seconds), "last_error": error}
+    )
+    attempt = started.model_copy(
+        update={"finished_at": now, "outcome": "retryable", "error": error}
+    )
+    return ChannelRound(new, attempt, in_progress=True)
+
+
+def rate_limit_wait(
+    delivery: Delivery, *, start_at: datetime, slot: str | None, limit: int
+) -> ChannelRound:
+    """The delivery waits for its rate-limit slot (``logic/rate_limit.py``): no attempt used,
+    ``next_attempt_at`` = the slot's minute."""
+    waiting = delivery.model_copy(
+        update={
+            "next_attempt_at": start_at,
+            "rate_slot": slot,
+            "last_error": f"waiting for a rate-limit slot (rate_limit_per_minute={limit})",
+        }
+    )
+    return ChannelRound(waiting, None, rate_limited=True)
+
+
+def current_deliveries(post: Post) -> dict[str, Delivery]:
+    """Every channel's delivery (``pending`` for a channel not yet in ``post.deliveries``)."""
+    return {cid: post.deliveries.get(cid) or Delivery(channel_id=cid) for cid in post.channel_ids}
+
+
+def due_channels(deliveries: dict[str, Delivery], now: datetime) -> list[str]:
+    """The channels owed a delivery whose ``next_attempt_at`` has passed (or is unset)."""
+    return [
+        cid
+        for cid, d in deliveries.items()
+        if d.status not in TERMINAL_DELIVERY_STATUSES
+        and (d.next_attempt_at is None or d.next_attempt_at <= now)
+    ]
+
+
+def owed(deliveries: dict[str, Delivery]) -> list[Delivery]:
+    """The deliveries not yet final."""
+    return [d for d in deliveries.values() if d.status not in TERMINAL_DELIVERY_STATUSES]
+
+
+def completion(deliveries: dict[str, Delivery], *, expires_at: int) -> Completion:
+    """The post's outcome once no channel is owed: ``published`` when every channel published,
+    ``partially_published`` when some did, else ``failed`` (every channel deleted, or none
+    accepted). ``published_at`` and the lag are the latest channel's."""
+    published = [d for d in deliveries.values() if d.status == DeliveryStatus.PUBLISHED]
+    reason: StatusReason | None
+    if published and len(published) == len(deliveries):
+        status, reason = PostStatus.PUBLISHED, None
+    elif published:
+        status, reason = PostStatus.PARTIALLY_PUBLISHED, StatusReason.SOME_CHANNELS_FAILED
+    elif all(d.status == DeliveryStatus.SKIPPED for d in deliveries.values()):
+        status, reason = PostStatus.FAILED, StatusReason.EVERY_CHANNEL_DELETED
+    else:
+        status, reason = PostStatus.FAILED, StatusReason.NO_CHANNEL_ACCEPTED
+    lags = [d.lag_seconds for d in published if d.lag_seconds is not None]
+    times = [d.published_at for d in published if d.published_at is not None]
+    return Completion(
+        status=status,
+        published_at=max(times) if times else None,
+        publish_lag_seconds=max(lags) if lags else None,
+        status_reason=reason.value if reason else None,
+        expires_at=expires_at,
+    )
+
+
+def dead_lettered(deliveries: dict[str, Delivery], error: str) -> dict[str, Delivery]:
+    """The owed deliveries of a post failed by the dead-letter path, each ``failed`` with
+    ``error``."""
+    return {
+        cid: d.model_copy(
+            update={"status": DeliveryStatus.FAILED, "last_error": error, "next_attempt_at": None}
+        )
+        for cid, d in deliveries.items()
+        if d.status not in TERMINAL_DELIVERY_STATUSES
+    }

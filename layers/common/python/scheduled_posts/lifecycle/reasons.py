@@ -1,0 +1,45 @@
+"""Every fixed ``status_reason`` (and delivery ``last_error``) text, as enum members.
+
+Code compares and writes members, never copied literals: the worker writes
+:attr:`StatusReason.DEAD_LETTERED` and DLQ redrive matches the same member, so changing its text
+changes both.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class StatusReason(StrEnum):
+    """A post's ``status_reason`` (stored as the member's value)."""
+
+    #: The worker failed the post because its dispatch message was about to be dead-lettered.
+    DEAD_LETTERED = "dead-lettered: the dispatch message kept failing"
+    SOME_CHANNELS_FAILED = "some channels failed or were deleted"
+    EVERY_CHANNEL_DELETED = "every channel was deleted"
+    NO_CHANNEL_ACCEPTED = "no channel accepted the post"
+    RETRY_REQUESTED = "retry requested by its owner"
+    REOPENED_BY_REDRIVE = "reopened by DLQ redrive"
+
+
+class DeliveryError(StrEnum):
+    """Fixed ``last_error`` texts of a delivery (prefixes where the text goes on)."""
+
+    CHANNEL_DELETED = "channel was deleted"
+    IN_PROGRESS = "delivery already in progress in another invocation"
+    #: Prefix of the ``last_error`` of deliveries failed by the dead-letter path.
+    DEAD_LETTERED_PREFIX = "dispatch message dead-lettered"
+
+
+def missed_reason(misfire_grace_seconds: int, lag_seconds: float) -> str:
+    """The ``status_reason`` of a ``missed`` post: it was overdue by ``lag_seconds`` (> the grace)
+    when a worker received it."""
+    return (
+        f"not dispatched within MISFIRE_GRACE_SECONDS={misfire_grace_seconds}"
+        f" of publish_at (overdue by {lag_seconds:.0f} s when a worker received it)"
+    )
+
+
+def dead_lettered_error(exc: BaseException) -> str:
+    """The ``last_error`` of a delivery failed by the dead-letter path (at most 500 characters)."""
+    return f"{DeliveryError.DEAD_LETTERED_PREFIX} after repeated failures: {exc!r}"[:500]

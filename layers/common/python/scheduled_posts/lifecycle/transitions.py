@@ -1,0 +1,346 @@
+"""One function per arrow of the post state diagram (``docs/dispatch.md``, "State machine").
+
+Each function checks that the arrow may start from the post's current state (else it raises
+:class:`TransitionRefused`) and returns a :class:`PostChange`: the attributes to set or remove on
+the ``POST`` item (item-ready values: ISO 8601 strings, ``Decimal`` numbers) and the
+:class:`Guard`, the condition DynamoDB enforces so exactly one of two racing writers wins.
+``scheduled_posts.data.post_store.PostStore.apply`` renders and writes it; a lost guard is
+reported there, never here. Nothing in this module does I/O.
+
+To add a transition: add an :class:`Arrow` to :data:`ARROWS`, write the function returning a
+:class:`PostChange` for it, add the arrow to the mermaid diagram (``tests/unit/test_lifecycle_
+diagram.py`` holds the two equal), and apply it through ``PostStore``. A change that must also
+write other items in the same transaction (an outbox event, a due entry) carries them in
+:attr:`PostChange.extra_items`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from scheduled_posts import keys
+from scheduled_posts.clock import format_instant
+from scheduled_posts.lifecycle.reasons import StatusReason
+from scheduled_posts.lifecycle.states import PostStatus
+from scheduled_posts.models.post import Delivery, Post
+
+#: ``deliveries.<channel_id>``: a document path into the ``deliveries`` map.
+Path = tuple[str, ...]
+
+_INITIAL = "[*]"
+
+
+@dataclass(frozen=True)
+class Arrow:
+    """An arrow of the diagram: ``name`` may start in any of ``sources`` and ends in one of
+    ``targets`` (``[*]`` is the diagram's start)."""
+
+    name: str
+    sources: frozenset[str]
+    targets: frozenset[str]
+
+
+def _arrow(name: str, sources: set[PostStatus | str], targets: set[PostStatus]) -> Arrow:
+    return Arrow(name, frozenset(str(s) for s in sources), frozenset(str(t) for t in targets))
+
+
+_S, _P, _F = PostStatus.SCHEDULED, PostStatus.PUBLISHING, PostStatus.FAILED
+_FINISHED = {PostStatus.PUBLISHED, PostStatus.PARTIALLY_PUBLISHED, PostStatus.FAILED}
+
+#: The transition table: every arrow of the state diagram, by name.
+ARROWS: dict[str, Arrow] = {
+    a.name: a
+    for a in (
+        _arrow("create", {_INITIAL}, {_S}),
+        _arrow("edit", {_S}, {_S}),
+        _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
+        _arrow("miss", {_S}, {PostStatus.MISSED}),
+        _arrow("reschedule_missed", {PostStatus.MISSED}, {_S}),
+        _arrow("claim", {_S}, {_P}),
+        _arrow("renew_lease", {_P}, {_P}),
+        _arrow("take_over", {_P}, {_P}),
+        _arrow("record_round", {_P}, {_P}),
+        _arrow("complete", {_P}, _FINISHED),
+        _arrow("fail_dead_lettered", {_S, _P}, {_F}),
+        _arrow("reopen", {PostStatus.FAILED, PostStatus.PARTIALLY_PUBLISHED}, {_P}),
+    )
+}
+
+
+class TransitionRefused(Exception):
+    """The arrow cannot start from the post's current state (``arrow``, ``status``)."""
+
+    def __init__(self, arrow: str, status: PostStatus) -> None:
+        super().__init__(f"{arrow} is not allowed from {status.value}")
+        self.arrow = arrow
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Guard:
+    """The condition of a change: every field that is not None must equal the stored value.
+
+    ``status`` is the expected current status, ``version`` the expected version, ``lease_token``
+    the holder's token, ``status_reason`` the expected reason (DLQ redrive)."""
+
+    status: PostStatus
+    version: int | None = None
+    lease_token: str | None = None
+    status_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class PostChange:
+    """What one transition writes on the ``POST#<schedule_id>`` item.
+
+    ``sets`` maps a document path to its new item value; ``removes`` lists attributes removed;
+    ``target`` is the status after the change. ``extra_items`` are further
+    ``TransactWriteItems`` actions written atomically with the change (for later use by, e.g.,
+    an outbox); empty today."""
+
+    arrow: str
+    schedule_id: str
+    target: PostStatus
+    guard: Guard
+    sets: dict[Path, Any]
+    removes: tuple[str, ...] = ()
+    extra_items: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+
+def _check(arrow: str, status: PostStatus) -> None:
+    if str(status) not in ARROWS[arrow].sources:
+        raise TransitionRefused(arrow, status)
+
+
+def _deliveries(deliveries: dict[str, Delivery]) -> dict[Path, Any]:
+    return {("deliveries", cid): d.to_item() for cid, d in sorted(deliveries.items())}
+
+
+def _lease(token: str, expires_at: datetime, shard: int) -> dict[Path, Any]:
+    return {
+        ("lease_token",): token,
+        ("lease_expires_at",): format_instant(expires_at),
+        ("lease_shard",): keys.lease_shard(shard),
+    }
+
+
+# -- scheduled -----------------------------------------------------------------------------------
+
+
+def claim(post: Post, *, lease_token: str, lease_expires_at: datetime, now: datetime) -> PostChange:
+    """``scheduled -> publishing`` with a new lease, guarded by ``status = scheduled AND
+    version``."""
+    _check("claim", post.status)
+    return PostChange(
+        "claim",
+        post.schedule_id,
+        PostStatus.PUBLISHING,
+        Guard(PostStatus.SCHEDULED, version=post.version),
+        {
+            ("status",): PostStatus.PUBLISHING.value,
+            **_lease(lease_token, lease_expires_at, post.shard),
+            ("updated_at",): format_instant(now),
+        },
+    )
+
+
+def miss(post: Post, *, reason: str, now: datetime, expires_at: int) -> PostChange:
+    """``scheduled -> missed`` (overdue past ``MISFIRE_GRACE_SECONDS``), with its reason and TTL
+    (``expires_at``, epoch seconds), guarded by ``status = scheduled AND version``."""
+    _check("miss", post.status)
+    return PostChange(
+        "miss",
+        post.schedule_id,
+        PostStatus.MISSED,
+        Guard(PostStatus.SCHEDULED, version=post.version),
+        {
+            ("status",): PostStatus.MISSED.value,
+            ("status_reason",): reason,
+            ("updated_at",): format_instant(now),
+            ("expires_at",): expires_at,
+        },
+    )
+
+
+def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostChange:
+    _check(arrow, old.status)
+    if str(new.status) not in ARROWS[arrow].targets:
+        raise TransitionRefused(arrow, new.status)
+    item = new.to_item()
+    sets: dict[Path, Any] = {
+        (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
+    }
+    removes = ("expires_at",) if arrow == "reschedule_missed" else ()
+    return PostChange(
+        arrow, old.schedule_id, new.status, Guard(expect, version=old.version), sets, removes
+    )
+
+
+def edit(old: Post, new: Post) -> PostChange:
+    """``scheduled -> scheduled``: ``new`` (version + 1) replaces ``old``, guarded by
+    ``status = scheduled AND version = old.version``."""
+    return _replace("edit", old, new, expect=PostStatus.SCHEDULED)
+
+
+def cancel(old: Post, new: Post) -> PostChange:
+    """``scheduled -> cancelled``: ``new`` (``cancelled``, version + 1) replaces ``old``, guarded
+    as :func:`edit`."""
+    return _replace("cancel", old, new, expect=PostStatus.SCHEDULED)
+
+
+def reschedule_missed(old: Post, new: Post) -> PostChange:
+    """``missed -> scheduled``: ``new`` (a future ``publish_at``) replaces ``old``, its TTL
+    removed, guarded by ``status = missed AND version = old.version``."""
+    return _replace("reschedule_missed", old, new, expect=PostStatus.MISSED)
+
+
+# -- publishing ----------------------------------------------------------------------------------
+
+
+def renew_lease(
+    post: Post,
+    *,
+    new_token: str,
+    lease_expires_at: datetime,
+    now: datetime,
+    take_over: bool = False,
+) -> PostChange:
+    """``publishing -> publishing`` with a new lease token: the worker continuing a post
+    (``take_over=False``) or the watchdog taking an expired lease over (``take_over=True``).
+    Guarded by ``status = publishing AND lease_token = <post.lease_token>``."""
+    arrow = "take_over" if take_over else "renew_lease"
+    _check(arrow, post.status)
+    return PostChange(
+        arrow,
+        post.schedule_id,
+        PostStatus.PUBLISHING,
+        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
+        {
+            ("lease_token",): new_token,
+            ("lease_expires_at",): format_instant(lease_expires_at),
+            ("updated_at",): format_instant(now),
+        },
+    )
+
+
+def record_round(
+    post: Post,
+    *,
+    deliveries: dict[str, Delivery],
+    now: datetime,
+    lease_expires_at: datetime,
+) -> PostChange:
+    """``publishing -> publishing``: a round that left channels owed; the changed deliveries and
+    the extended lease, guarded by the lease token."""
+    _check("record_round", post.status)
+    return PostChange(
+        "record_round",
+        post.schedule_id,
+        PostStatus.PUBLISHING,
+        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
+        {
+            ("updated_at",): format_instant(now),
+            **_deliveries(deliveries),
+            ("lease_expires_at",): format_instant(lease_expires_at),
+        },
+    )
+
+
+def complete(
+    post: Post,
+    *,
+    deliveries: dict[str, Delivery],
+    completion: Any,
+    now: datetime,
+) -> PostChange:
+    """``publishing -> published | partially_published | failed`` (``completion``, a
+    :class:`scheduled_posts.lifecycle.outcomes.Completion`): the changed deliveries and the
+    outcome; the lease attributes removed. Guarded by the lease token."""
+    _check("complete", post.status)
+    target = PostStatus(completion.status)
+    if str(target) not in ARROWS["complete"].targets:
+        raise TransitionRefused("complete", target)
+    lag = Delivery(channel_id="-", lag_seconds=completion.publish_lag_seconds).to_item()
+    published_at = completion.published_at
+    return PostChange(
+        "complete",
+        post.schedule_id,
+        target,
+        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
+        {
+            ("updated_at",): format_instant(now),
+            **_deliveries(deliveries),
+            ("status",): target.value,
+            ("published_at",): format_instant(published_at) if published_at else None,
+            ("publish_lag_seconds",): lag["lag_seconds"],
+            ("status_reason",): completion.status_reason,
+            ("expires_at",): completion.expires_at,
+        },
+        removes=("lease_shard", "lease_expires_at"),
+    )
+
+
+def fail_dead_lettered(
+    post: Post,
+    *,
+    deliveries: dict[str, Delivery],
+    last_error: str,
+    now: datetime,
+    expires_at: int,
+) -> PostChange:
+    """``scheduled | publishing -> failed``: the post's message is about to be dead-lettered.
+    Reason :attr:`StatusReason.DEAD_LETTERED`; guarded by ``status = <current> AND version``
+    (and the lease token while ``publishing``)."""
+    _check("fail_dead_lettered", post.status)
+    token = post.lease_token if post.status == PostStatus.PUBLISHING else None
+    return PostChange(
+        "fail_dead_lettered",
+        post.schedule_id,
+        PostStatus.FAILED,
+        Guard(post.status, version=post.version, lease_token=token),
+        {
+            ("status",): PostStatus.FAILED.value,
+            ("status_reason",): StatusReason.DEAD_LETTERED.value,
+            ("last_error",): last_error,
+            ("updated_at",): format_instant(now),
+            ("expires_at",): expires_at,
+            **_deliveries(deliveries),
+        },
+        removes=("lease_shard", "lease_expires_at"),
+    )
+
+
+def reopen(
+    post: Post,
+    *,
+    deliveries: dict[str, Delivery],
+    lease_token: str,
+    lease_expires_at: datetime,
+    reason: StatusReason,
+    now: datetime,
+    expected_reason: StatusReason | None = None,
+) -> PostChange:
+    """``failed | partially_published -> publishing`` (owner retry or DLQ redrive) with a new
+    lease and ``deliveries`` replaced (the channels to deliver again); the TTL removed. Guarded
+    by ``status = <current> AND version`` (and ``status_reason`` when ``expected_reason``)."""
+    _check("reopen", post.status)
+    return PostChange(
+        "reopen",
+        post.schedule_id,
+        PostStatus.PUBLISHING,
+        Guard(
+            post.status,
+            version=post.version,
+            status_reason=expected_reason.value if expected_reason else None,
+        ),
+        {
+            ("status",): PostStatus.PUBLISHING.value,
+            **_lease(lease_token, lease_expires_at, post.shard),
+            ("status_reason",): reason.value,
+            ("updated_at",): format_instant(now),
+            **_deliveries(deliveries),
+        },
+        removes=("expires_at",),
+    )

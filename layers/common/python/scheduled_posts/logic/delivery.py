@@ -1,0 +1,218 @@
+"""Delivery of one channel of a post under Powertools idempotency (``docs/dispatch.md``, step 4).
+
+The idempotent section calls the platform adapter once per ``<schedule_id>:<channel_id>``: a
+final result (published, or a permanent failure) is stored and replayed to any later call;
+a retryable error is raised, so nothing is stored and the next round calls the destination
+again (Powertools: "a result returned, not raised, is replayed"). The result is stored through
+Powertools' ``PydanticSerializer`` (:class:`DeliveredResult`). What the outcome means for the
+delivery is decided in ``lifecycle/outcomes.py``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+
+from scheduled_posts.clock import Clock, epoch_seconds
+from scheduled_posts.data.post_store import PostStore
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.lifecycle import outcomes
+from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.lifecycle.outcomes import ChannelRound, RetryPolicy
+from scheduled_posts.logic.backoff import Uniform
+from scheduled_posts.logic.rate_limit import RateLimiter
+from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.observability import logger, metrics
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PlatformAdapter
+from scheduled_posts.settings import Settings
+
+#: How long past ``MISFIRE_GRACE_SECONDS`` the idempotency records of deliveries live: it covers
+#: the retry horizon (6 attempts capped at 900 s is about 1.5 h; 429 waits stop at the grace).
+RETRY_HORIZON_SECONDS = 86_400
+
+
+class DeliveredResult(DeliveryResult):
+    """A final result as stored in the idempotency record: the adapter's result and when the
+    worker got it (``delivered_at``, UTC)."""
+
+    delivered_at: datetime
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The :class:`RetryPolicy` of ``settings``."""
+    return RetryPolicy(
+        max_attempts=settings.MAX_ATTEMPTS,
+        base_seconds=settings.RETRY_BASE_SECONDS,
+        cap_seconds=settings.RETRY_CAP_SECONDS,
+        misfire_grace_seconds=settings.MISFIRE_GRACE_SECONDS,
+        lease_seconds=settings.LEASE_SECONDS,
+    )
+
+
+def attempts_expire_at(settings: Settings, now: datetime) -> int:
+    """TTL (epoch seconds) of attempt rows written at ``now``: ``RETENTION_DAYS`` after the
+    retry horizon."""
+    return epoch_seconds(
+        now
+        + timedelta(days=settings.RETENTION_DAYS)
+        + timedelta(seconds=settings.MISFIRE_GRACE_SECONDS + RETRY_HORIZON_SECONDS)
+    )
+
+
+class ChannelDeliverer:
+    """Delivers one channel of a post per call (:meth:`deliver`), returning its
+    :class:`ChannelRound`. Collaborators as :class:`scheduled_posts.logic.publish.Publisher`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: PostStore,
+        adapters: Mapping[str, PlatformAdapter],
+        clock: Clock,
+        rate_limiter: RateLimiter,
+        persistence: BasePersistenceLayer | None = None,
+        uniform: Uniform = random.uniform,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.adapters = dict(adapters)
+        self.clock = clock
+        self.rate_limiter = rate_limiter
+        self.uniform = uniform
+        self.policy = retry_policy(settings)
+        self.idempotency_config = IdempotencyConfig(
+            event_key_jmespath="idempotency_key",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=settings.MISFIRE_GRACE_SECONDS + RETRY_HORIZON_SECONDS,
+        )
+        self._deliver_once = idempotent_function(
+            self._deliver_raw,
+            data_keyword_argument="key",
+            persistence_store=persistence
+            or DynamoDBPersistenceLayer(table_name=settings.IDEMPOTENCY_TABLE_NAME),
+            config=self.idempotency_config,
+            key_prefix="deliver",
+            output_serializer=PydanticSerializer(DeliveredResult),
+        )
+
+    def _deliver_raw(
+        self,
+        *,
+        key: dict[str, str],
+        adapter: PlatformAdapter,
+        channel: Channel,
+        request: DeliveryRequest,
+    ) -> DeliveredResult:
+        """The idempotent section: returns only final outcomes, raises on retryable ones."""
+        now = self.clock.now()
+        result = adapter.deliver(channel, request, now=now)
+        return DeliveredResult(**result.model_dump(), delivered_at=now)
+
+    def deliver(self, post: Post, channel_id: str, started_at: datetime) -> ChannelRound:
+        """One channel's round: skipped (channel deleted), waiting for a rate-limit slot, or one
+        attempt through the idempotent section and its outcome."""
+        delivery = post.deliveries.get(channel_id) or Delivery(channel_id=channel_id)
+        number = delivery.attempts + 1
+        channel = self.store.get_channel(post.owner, channel_id)
+        if channel is None:
+            return outcomes.skipped(delivery, number=number, started_at=started_at)
+        if channel.rate_limit_per_minute:
+            waiting = self._rate_limit_wait(delivery, channel, started_at)
+            if waiting is not None:
+                return waiting
+            delivery = delivery.model_copy(update={"rate_slot": None})
+        started = Attempt(
+            channel_id=channel_id, attempt=number, started_at=started_at, outcome="started"
+        )
+        self.store.put_attempt(
+            post.schedule_id, started, expires_at=attempts_expire_at(self.settings, started_at)
+        )
+        return self._attempt(post, delivery, channel, started)
+
+    def _attempt(
+        self, post: Post, delivery: Delivery, channel: Channel, started: Attempt
+    ) -> ChannelRound:
+        adapter = self.adapters.get(channel.platform)
+        try:
+            if adapter is None:
+                raise LookupError(f"no adapter for platform {channel.platform!r}")
+            request = DeliveryRequest(
+                schedule_id=post.schedule_id,
+                channel_id=channel.channel_id,
+                content=post.content,
+                media_ids=tuple(post.media_ids),
+                publish_at=post.publish_at,
+                attempt=started.attempt,
+                idempotency_key=f"{post.schedule_id}:{channel.channel_id}",
+            )
+            result = self._deliver_once(
+                key={"idempotency_key": request.idempotency_key},
+                adapter=adapter,
+                channel=channel,
+                request=request,
+            )
+        except IdempotencyAlreadyInProgressError:
+            return outcomes.in_progress(
+                delivery, started, now=self.clock.now(), lease_seconds=self.settings.LEASE_SECONDS
+            )
+        except RetryableDeliveryError as exc:
+            return self._retryable(post, delivery, started, exc)
+        except LookupError as exc:
+            failed = DeliveryResult(outcome="failed", error=str(exc))
+            return outcomes.final(post, delivery, started, failed, self.clock.now())
+        except Exception as exc:  # an adapter bug or a persistence error: retry like a 5xx
+            logger.exception("delivery error", extra={"schedule_id": post.schedule_id})
+            return self._retryable(post, delivery, started, RetryableDeliveryError(repr(exc)))
+        return outcomes.final(post, delivery, started, result, result.delivered_at)
+
+    def _retryable(
+        self, post: Post, delivery: Delivery, started: Attempt, exc: RetryableDeliveryError
+    ) -> ChannelRound:
+        return outcomes.retryable(
+            post,
+            delivery,
+            started,
+            exc,
+            now=self.clock.now(),
+            policy=self.policy,
+            uniform=self.uniform,
+        )
+
+    def _rate_limit_wait(
+        self, delivery: Delivery, channel: Channel, now: datetime
+    ) -> ChannelRound | None:
+        """None when the delivery holds a slot of the current minute and starts now; otherwise
+        the round that makes it wait for its slot (``logic/rate_limit.py``): no attempt used,
+        ``next_attempt_at`` = the slot's minute, never failed for it."""
+        limit = int(channel.rate_limit_per_minute or 0)
+        decision = self.rate_limiter.acquire(
+            channel.channel_id, limit=limit, now=now, held=delivery.rate_slot
+        )
+        if decision.may_start(now):
+            return None
+        wait = (decision.start_at - now).total_seconds()
+        metrics.add_metric(
+            name=Metric.RATE_LIMIT_WAIT_SECONDS,
+            unit=Metric.RATE_LIMIT_WAIT_SECONDS.unit,
+            value=wait,
+        )
+        logger.info(
+            "rate limited",
+            extra={"channel_id": channel.channel_id, "slot": decision.slot, "wait_seconds": wait},
+        )
+        return outcomes.rate_limit_wait(
+            delivery, start_at=decision.start_at, slot=decision.slot, limit=limit
+        )
