@@ -1,0 +1,215 @@
+"""Every arrow of the post state diagram as a pure function: its changes, its guard, and the
+states it refuses to start from (no moto, no I/O)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from scheduled_posts.lifecycle import transitions
+from scheduled_posts.lifecycle.outcomes import Completion
+from scheduled_posts.lifecycle.reasons import StatusReason
+from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
+from scheduled_posts.lifecycle.transitions import ARROWS, Guard, TransitionRefused
+from scheduled_posts.models.post import Delivery, Post
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+LEASE_END = NOW + timedelta(seconds=60)
+
+
+def post(status: PostStatus, **kw: object) -> Post:
+    fields: dict[str, object] = {
+        "schedule_id": "s1",
+        "owner": "alice",
+        "status": status,
+        "content": "hi",
+        "publish_at": NOW,
+        "channel_ids": ["c1", "c2"],
+        "version": 3,
+        "created_at": NOW,
+        "updated_at": NOW,
+        "shard": 2,
+    }
+    fields.update(kw)
+    return Post.model_validate(fields)
+
+
+def published(cid: str) -> Delivery:
+    return Delivery(channel_id=cid, status=DeliveryStatus.PUBLISHED, attempts=1)
+
+
+def done(status: PostStatus = PostStatus.PUBLISHED) -> Completion:
+    return Completion(status, NOW, 1.5, None, 2_000_000_000)
+
+
+def refused_from(arrow: str) -> list[PostStatus]:
+    return [s for s in PostStatus if str(s) not in ARROWS[arrow].sources]
+
+
+# Each arrow: a function call given a post in some state (the arrow's refusals are derived).
+CALLS = {
+    "claim": lambda p: transitions.claim(p, lease_token="t", lease_expires_at=LEASE_END, now=NOW),
+    "miss": lambda p: transitions.miss(p, reason="late", now=NOW, expires_at=1),
+    "renew_lease": lambda p: transitions.renew_lease(
+        p, new_token="t2", lease_expires_at=LEASE_END, now=NOW
+    ),
+    "take_over": lambda p: transitions.renew_lease(
+        p, new_token="t2", lease_expires_at=LEASE_END, now=NOW, take_over=True
+    ),
+    "record_round": lambda p: transitions.record_round(
+        p, deliveries={}, now=NOW, lease_expires_at=LEASE_END
+    ),
+    "complete": lambda p: transitions.complete(p, deliveries={}, completion=done(), now=NOW),
+    "fail_dead_lettered": lambda p: transitions.fail_dead_lettered(
+        p, deliveries={}, last_error="boom", now=NOW, expires_at=1
+    ),
+    "reopen": lambda p: transitions.reopen(
+        p,
+        deliveries={},
+        lease_token="t",
+        lease_expires_at=LEASE_END,
+        reason=StatusReason.RETRY_REQUESTED,
+        now=NOW,
+    ),
+    "edit": lambda p: transitions.edit(p, p.model_copy(update={"status": PostStatus.SCHEDULED})),
+    "cancel": lambda p: transitions.cancel(
+        p, p.model_copy(update={"status": PostStatus.CANCELLED})
+    ),
+    "reschedule_missed": lambda p: transitions.reschedule_missed(
+        p, p.model_copy(update={"status": PostStatus.SCHEDULED})
+    ),
+}
+
+
+def test_every_arrow_but_create_has_a_function() -> None:
+    assert set(CALLS) == set(ARROWS) - {"create"}
+
+
+@pytest.mark.parametrize(
+    ("arrow", "status"), [(a, s) for a in CALLS for s in refused_from(a)], ids=str
+)
+def test_transition_from_a_state_without_that_arrow_is_refused(
+    arrow: str, status: PostStatus
+) -> None:
+    with pytest.raises(TransitionRefused) as caught:
+        CALLS[arrow](post(status, lease_token="t"))
+    assert (caught.value.arrow, caught.value.status) == (arrow, status)
+
+
+def test_claim_sets_publishing_with_lease_guarded_by_status_and_version() -> None:
+    change = CALLS["claim"](post(PostStatus.SCHEDULED))
+    assert change.guard == Guard(PostStatus.SCHEDULED, version=3)
+    assert change.target == PostStatus.PUBLISHING
+    assert change.sets[("status",)] == "publishing"
+    assert change.sets[("lease_token",)] == "t"
+    assert change.sets[("lease_shard",)] == "LEASE#2"
+    assert change.sets[("lease_expires_at",)].startswith("2026-12-01T12:01:00")
+
+
+def test_miss_sets_reason_and_ttl_guarded_by_status_and_version() -> None:
+    change = CALLS["miss"](post(PostStatus.SCHEDULED))
+    assert change.guard == Guard(PostStatus.SCHEDULED, version=3)
+    assert (change.sets[("status",)], change.sets[("status_reason",)]) == ("missed", "late")
+    assert change.sets[("expires_at",)] == 1
+
+
+@pytest.mark.parametrize("arrow", ["renew_lease", "take_over"])
+def test_renew_and_take_over_replace_the_token_guarded_by_the_old_one(arrow: str) -> None:
+    change = CALLS[arrow](post(PostStatus.PUBLISHING, lease_token="old"))
+    assert change.arrow == arrow
+    assert change.guard == Guard(PostStatus.PUBLISHING, lease_token="old")
+    assert change.sets[("lease_token",)] == "t2"
+    assert ("status",) not in change.sets
+
+
+def test_record_round_writes_changed_deliveries_and_extends_the_lease() -> None:
+    change = transitions.record_round(
+        post(PostStatus.PUBLISHING, lease_token="t"),
+        deliveries={"c1": published("c1")},
+        now=NOW,
+        lease_expires_at=LEASE_END,
+    )
+    assert change.guard == Guard(PostStatus.PUBLISHING, lease_token="t")
+    assert change.sets[("deliveries", "c1")]["status"] == "published"
+    assert ("lease_expires_at",) in change.sets
+    assert change.removes == ()
+
+
+@pytest.mark.parametrize(
+    "status", [PostStatus.PUBLISHED, PostStatus.PARTIALLY_PUBLISHED, PostStatus.FAILED]
+)
+def test_complete_finishes_and_drops_the_lease(status: PostStatus) -> None:
+    change = transitions.complete(
+        post(PostStatus.PUBLISHING, lease_token="t"),
+        deliveries={},
+        completion=done(status),
+        now=NOW,
+    )
+    assert change.target == status
+    assert change.sets[("status",)] == status.value
+    assert change.sets[("expires_at",)] == 2_000_000_000
+    assert set(change.removes) == {"lease_shard", "lease_expires_at"}
+
+
+@pytest.mark.parametrize(
+    "status", [PostStatus.SCHEDULED, PostStatus.PUBLISHING, PostStatus.CANCELLED]
+)
+def test_complete_to_a_non_finished_status_is_refused(status: PostStatus) -> None:
+    with pytest.raises(TransitionRefused):
+        transitions.complete(
+            post(PostStatus.PUBLISHING), deliveries={}, completion=done(status), now=NOW
+        )
+
+
+def test_fail_dead_lettered_while_scheduled_is_guarded_by_version_only() -> None:
+    change = CALLS["fail_dead_lettered"](post(PostStatus.SCHEDULED, lease_token="x"))
+    assert change.guard == Guard(PostStatus.SCHEDULED, version=3)
+    assert change.sets[("status_reason",)] == StatusReason.DEAD_LETTERED.value
+
+
+def test_fail_dead_lettered_while_publishing_is_guarded_by_the_lease_too() -> None:
+    change = CALLS["fail_dead_lettered"](post(PostStatus.PUBLISHING, lease_token="x"))
+    assert change.guard == Guard(PostStatus.PUBLISHING, version=3, lease_token="x")
+    assert set(change.removes) == {"lease_shard", "lease_expires_at"}
+
+
+def test_reopen_for_redrive_also_requires_the_dead_lettered_reason() -> None:
+    change = transitions.reopen(
+        post(PostStatus.FAILED),
+        deliveries={"c1": Delivery(channel_id="c1")},
+        lease_token="t",
+        lease_expires_at=LEASE_END,
+        reason=StatusReason.REOPENED_BY_REDRIVE,
+        now=NOW,
+        expected_reason=StatusReason.DEAD_LETTERED,
+    )
+    assert change.guard == Guard(
+        PostStatus.FAILED, version=3, status_reason=StatusReason.DEAD_LETTERED.value
+    )
+    assert change.sets[("status",)] == "publishing"
+    assert change.sets[("deliveries", "c1")]["status"] == "pending"
+    assert change.removes == ("expires_at",)
+
+
+def test_edit_replaces_every_attribute_but_the_key_guarded_by_the_old_version() -> None:
+    old = post(PostStatus.SCHEDULED)
+    change = transitions.edit(old, old.model_copy(update={"version": 4, "content": "new"}))
+    assert change.guard == Guard(PostStatus.SCHEDULED, version=3)
+    assert (change.sets[("version",)], change.sets[("content",)]) == (4, "new")
+    assert ("pk",) not in change.sets
+
+
+def test_edit_to_a_cancelled_post_is_refused() -> None:
+    old = post(PostStatus.SCHEDULED)
+    with pytest.raises(TransitionRefused):
+        transitions.edit(old, old.model_copy(update={"status": PostStatus.CANCELLED}))
+
+
+def test_reschedule_missed_removes_the_ttl_guarded_by_missed() -> None:
+    old = post(PostStatus.MISSED, expires_at=5)
+    change = transitions.reschedule_missed(
+        old, old.model_copy(update={"status": PostStatus.SCHEDULED, "expires_at": None})
+    )
+    assert change.guard == Guard(PostStatus.MISSED, version=3)
+    assert change.removes == ("expires_at",)
