@@ -2,7 +2,8 @@
 
 Service metrics are Powertools EMF metrics in ``config.metrics_namespace`` with the single
 dimension ``service`` (Powertools' default), emitted by the handlers: ``PublishLagSeconds``,
-``Published``, ``Failed``, ``Missed``, ``SweepDurationMs``, ``ReconciliationMisses``.
+``Published``, ``Failed``, ``Missed``, ``SweepDurationMs``, ``ReconciliationMisses`` (names from
+``scheduled_posts.lifecycle.metric_names.Metric``, the same members the code emits).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import StageConfig
+from scheduled_posts.lifecycle.metric_names import Metric
 
 _MINUTE = Duration.minutes(1)
 
@@ -55,13 +57,15 @@ class MonitoringConstruct(Construct):
         self.alarms: dict[str, cloudwatch.Alarm] = {}
 
         lag = {
-            stat: self._service_metric("PublishLagSeconds", stat) for stat in ("p50", "p90", "p99")
+            stat: self._service_metric(Metric.PUBLISH_LAG_SECONDS, stat)
+            for stat in ("p50", "p90", "p99")
         }
         counts = {
-            name: self._service_metric(name, "Sum") for name in ("Published", "Failed", "Missed")
+            name.value: self._service_metric(name, "Sum")
+            for name in (Metric.PUBLISHED, Metric.FAILED, Metric.MISSED)
         }
-        sweep = self._service_metric("SweepDurationMs", "Maximum")
-        misses = self._service_metric("ReconciliationMisses", "Sum")
+        sweep = self._service_metric(Metric.SWEEP_DURATION_MS, "Maximum")
+        misses = self._service_metric(Metric.RECONCILIATION_MISSES, "Sum")
 
         self._alarm(
             "PublishLagP99Alarm",
@@ -89,7 +93,9 @@ class MonitoringConstruct(Construct):
                 threshold=1,
                 description=f"EventBridge Scheduler could not invoke the {name}",
             )
-        self._alarm("MissedAlarm", counts["Missed"], threshold=1, description="A post was missed")
+        self._alarm(
+            "MissedAlarm", counts[Metric.MISSED], threshold=1, description="A post was missed"
+        )
         self._alarm(
             "ReconciliationMissesAlarm",
             misses,

@@ -116,12 +116,9 @@ def _owner() -> str:
     return str(app.context["owner"])
 
 
-def _post_response(body: dict[str, Any], status: int = 200) -> Response[PostOut]:
+def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
     return Response(
-        status_code=status,
-        content_type=JSON,
-        body=PostOut.model_validate(body),
-        headers={"ETag": f'"{body["version"]}"'},
+        status_code=status, content_type=JSON, body=post, headers={"ETag": f'"{post.version}"'}
     )
 
 
@@ -206,7 +203,7 @@ def rotate_channel_secret(channel_id: ChannelId) -> Response[ChannelCreated]:
     ),
 )
 def create_post(body: PostCreate, idempotency_key: IdempotencyKey = None) -> Response[PostOut]:
-    created = get_dependencies().create_post_body(
+    created = get_dependencies().creator.create(
         body, owner=_owner(), idempotency_key=idempotency_key
     )
     return _post_response(created, 201)
@@ -247,7 +244,7 @@ def list_posts(
 )
 def get_post(schedule_id: ScheduleId) -> Response[PostOut]:
     post = post_logic.get_post(_owner(), schedule_id, deps=get_dependencies().post_deps)
-    return _post_response(PostOut.of(post).model_dump(mode="json"))
+    return _post_response(PostOut.of(post))
 
 
 @app.patch(
@@ -261,7 +258,7 @@ def update_post(
     post = post_logic.update_post(
         _owner(), schedule_id, body, if_match=if_match, deps=get_dependencies().post_deps
     )
-    return _post_response(PostOut.of(post).model_dump(mode="json"))
+    return _post_response(PostOut.of(post))
 
 
 @app.delete(
@@ -271,7 +268,7 @@ def update_post(
 )
 def cancel_post(schedule_id: ScheduleId) -> Response[PostOut]:
     post = post_logic.cancel_post(_owner(), schedule_id, deps=get_dependencies().post_deps)
-    return _post_response(PostOut.of(post).model_dump(mode="json"))
+    return _post_response(PostOut.of(post))
 
 
 @app.get(
@@ -300,7 +297,7 @@ def retry_post(schedule_id: ScheduleId) -> Response[PostOut]:
     post = recovery.retry_post(
         _owner(), schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
     )
-    return _post_response(PostOut.of(post).model_dump(mode="json"), 202)
+    return _post_response(PostOut.of(post), 202)
 
 
 # ------------------------------------------------------------------- entry
@@ -387,7 +384,7 @@ def _proxy_problem(error: problems.ServiceError) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Answer one API Gateway HTTP API (payload v2) event."""
     deps = get_dependencies()
-    deps.idempotency_config.register_lambda_context(context)
+    deps.creator.idempotency_config.register_lambda_context(context)
     refused = _precheck(event)
     if refused is not None:
         return _proxy_problem(refused)

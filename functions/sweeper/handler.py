@@ -10,6 +10,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.observability import logger, metrics, tracer
 from scheduled_posts.settings import get_settings
@@ -32,7 +33,9 @@ def make_lambda_handler(sweeper_factory: Callable[[], Sweeper] = _default_sweepe
         started = time.perf_counter()
         result = sweeper_factory().sweep()
         duration_ms = (time.perf_counter() - started) * 1000
-        metrics.add_metric(name="SweepDurationMs", unit="Milliseconds", value=duration_ms)
+        metrics.add_metric(
+            name=Metric.SWEEP_DURATION_MS, unit=Metric.SWEEP_DURATION_MS.unit, value=duration_ms
+        )
         logger.info("swept", extra={**asdict(result), "duration_ms": round(duration_ms, 1)})
         return asdict(result)
 

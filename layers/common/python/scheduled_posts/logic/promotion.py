@@ -14,6 +14,7 @@ from scheduled_posts import keys
 from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue, delay_until
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.settings import Settings
@@ -48,9 +49,11 @@ def promote_entry(
         reason=DispatchReason.PROMOTE,
     )
     queue.send(message, delay_until(entry.publish_at, now))
-    metrics.add_metric(name="Enqueued", unit="Count", value=1)
+    metrics.add_metric(name=Metric.ENQUEUED, unit=Metric.ENQUEUED.unit, value=1)
     if not due_index.mark_enqueued(entry, now):
-        metrics.add_metric(name="DuplicateEnqueued", unit="Count", value=1)
+        metrics.add_metric(
+            name=Metric.DUPLICATE_ENQUEUED, unit=Metric.DUPLICATE_ENQUEUED.unit, value=1
+        )
     due_index.delete_late_marker(entry.shard, entry.due)
     logger.info(
         "promoted",

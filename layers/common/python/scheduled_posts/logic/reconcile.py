@@ -38,6 +38,7 @@ from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.errors import QueueSendError
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
 from scheduled_posts.models.post import Post, PostStatus
@@ -138,8 +139,16 @@ class Reconciler:
             logger.warning("reconciliation misses", extra={"rescued": result.rescued})
         for owner in sorted(owners):
             self._check_pending(owner, result)
-        metrics.add_metric(name="ReconciliationMisses", unit="Count", value=result.misses)
-        metrics.add_metric(name="PendingRepaired", unit="Count", value=len(result.pending_repaired))
+        metrics.add_metric(
+            name=Metric.RECONCILIATION_MISSES,
+            unit=Metric.RECONCILIATION_MISSES.unit,
+            value=result.misses,
+        )
+        metrics.add_metric(
+            name=Metric.PENDING_REPAIRED,
+            unit=Metric.PENDING_REPAIRED.unit,
+            value=len(result.pending_repaired),
+        )
         return result
 
     # -- steps ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from scheduled_posts.clock import Clock, SystemClock, format_instant
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue, Outgoing, delay_until
 from scheduled_posts.errors import QueueSendError
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.settings import Settings
@@ -95,9 +96,15 @@ class Sweeper:
                 result.failed_shards.append(shard)
                 logger.warning("shard sweep incomplete", extra={"shard": shard, "error": str(exc)})
         if result.enqueued:
-            metrics.add_metric(name="Enqueued", unit="Count", value=result.enqueued)
+            metrics.add_metric(
+                name=Metric.ENQUEUED, unit=Metric.ENQUEUED.unit, value=result.enqueued
+            )
         if result.duplicates:
-            metrics.add_metric(name="DuplicateEnqueued", unit="Count", value=result.duplicates)
+            metrics.add_metric(
+                name=Metric.DUPLICATE_ENQUEUED,
+                unit=Metric.DUPLICATE_ENQUEUED.unit,
+                value=result.duplicates,
+            )
         return result
 
     # -- one shard ------------------------------------------------------------------------------

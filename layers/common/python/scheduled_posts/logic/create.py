@@ -1,0 +1,91 @@
+"""Idempotent create (issue 2): ``POST /v1/scheduled-posts`` with an ``Idempotency-Key``.
+
+The create runs inside Powertools ``idempotent_function`` with its own
+``DynamoDBPersistenceLayer`` on ``IDEMPOTENCY_TABLE_NAME``, keyed on ``[owner, key]`` (so a key is
+scoped to the caller), with payload validation over the parsed body and a 24 h expiry. Only the
+successful result (a :class:`PostOut`, stored through Powertools' ``PydanticSerializer``) is
+stored: errors are raised, so Powertools deletes the in-progress record and nothing is replayed.
+The post id is derived from (owner, key, body) (:func:`logic.posts.idempotent_schedule_id`), so a
+lost record never duplicates a post.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+
+from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
+from scheduled_posts.models.api import PostCreate, PostOut
+from scheduled_posts.observability import tracer
+
+#: How long an ``Idempotency-Key`` is remembered (issue 2: 24 h).
+IDEMPOTENCY_EXPIRY_SECONDS = 24 * 3600
+
+
+class PostCreator:
+    """Creates posts, idempotently when the request carries a key.
+
+    Parameters
+    ----------
+    deps:
+        The post logic's collaborators.
+    idempotency_table_name:
+        ``Settings.IDEMPOTENCY_TABLE_NAME``.
+    idempotency_client:
+        A low-level DynamoDB client for the records (default: Powertools' own). Not a resource's
+        ``meta.client``: that takes plain Python values, Powertools sends typed attribute values.
+    """
+
+    def __init__(
+        self, deps: PostDeps, *, idempotency_table_name: str, idempotency_client: Any | None = None
+    ) -> None:
+        self.deps = deps
+        #: Call ``register_lambda_context(context)`` on it on every invocation.
+        self.idempotency_config = IdempotencyConfig(
+            event_key_jmespath="[owner, key]",
+            payload_validation_jmespath="body",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=IDEMPOTENCY_EXPIRY_SECONDS,
+        )
+        self._create_once = idempotent_function(
+            self._create_keyed,
+            data_keyword_argument="request",
+            persistence_store=DynamoDBPersistenceLayer(
+                table_name=idempotency_table_name, boto3_client=idempotency_client
+            ),
+            config=self.idempotency_config,
+            output_serializer=PydanticSerializer(PostOut),
+        )
+
+    def _create_keyed(self, *, request: dict[str, Any], body: PostCreate) -> PostOut:
+        schedule_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
+        post = create_post(body, owner=request["owner"], deps=self.deps, schedule_id=schedule_id)
+        return PostOut.of(post)
+
+    @tracer.capture_method
+    def create(self, body: PostCreate, *, owner: str, idempotency_key: str | None) -> PostOut:
+        """Create a post and return its 201 body.
+
+        With ``idempotency_key``, a repeat with the same parsed body returns the first body and
+        creates nothing.
+
+        Raises
+        ------
+        IdempotencyValidationError
+            The key was used before with a different body (422).
+        IdempotencyAlreadyInProgressError
+            The first request with this key is still running (409).
+        LimitExceededError, ValidationFailedError, ...
+            As :func:`scheduled_posts.logic.posts.create_post`.
+        """
+        if idempotency_key is None:
+            return PostOut.of(create_post(body, owner=owner, deps=self.deps))
+        request = {"owner": owner, "key": idempotency_key, "body": body.model_dump(mode="json")}
+        result: PostOut = self._create_once(request=request, body=body)
+        return result
