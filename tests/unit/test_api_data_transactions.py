@@ -8,11 +8,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from scheduled_posts.data.posts import (
-    TRANSACTION_ATTEMPTS,
-    PostRepository,
-    TransactionConflictError,
-)
+from scheduled_posts.data.dynamo import TRANSACTION_ATTEMPTS
+from scheduled_posts.data.posts import PostRepository, TransactionConflictError
 from scheduled_posts.models.post import Post, PostStatus
 
 AT = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)

@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import is_condition_failure
 from scheduled_posts.errors import ChannelNotFoundError, StateConflictError
 from scheduled_posts.models.post import Channel
 
@@ -88,7 +89,7 @@ class ChannelRepository:
                 Item=channel_to_item(channel), ConditionExpression="attribute_not_exists(pk)"
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if is_condition_failure(exc):
                 raise StateConflictError("channel id already exists") from exc
             raise
 
@@ -174,7 +175,7 @@ class ChannelRepository:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if is_condition_failure(exc):
                 if self.get(owner, channel_id) is None:
                     raise ChannelNotFoundError("channel not found") from exc
                 raise StateConflictError("the secret was rotated meanwhile; try again") from exc
@@ -195,6 +196,6 @@ class ChannelRepository:
                 ConditionExpression="attribute_exists(pk)",
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            if is_condition_failure(exc):
                 raise ChannelNotFoundError("channel not found") from exc
             raise

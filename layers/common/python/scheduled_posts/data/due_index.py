@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import is_condition_failure
 from scheduled_posts.models.messages import DueEntry
 
 
@@ -44,10 +45,6 @@ class LateMarker:
     schedule_id: str
     publish_at: datetime
     version: int
-
-
-def _is_conditional_failure(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
 def _entry(item: dict[str, Any]) -> DueEntry:
@@ -172,7 +169,7 @@ class DueIndex:
                 ExpressionAttributeValues={":new": format_instant(swept_through)},
             )
         except ClientError as exc:
-            if _is_conditional_failure(exc):
+            if is_condition_failure(exc):
                 return False
             raise
         return True
@@ -195,7 +192,7 @@ class DueIndex:
                 ExpressionAttributeValues={":v": entry.version, ":at": format_instant(now)},
             )
         except ClientError as exc:
-            if _is_conditional_failure(exc):
+            if is_condition_failure(exc):
                 return False
             raise
         return True

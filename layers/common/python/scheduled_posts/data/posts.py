@@ -4,10 +4,11 @@ Create, edit and cancel are one ``TransactWriteItems`` each (``docs/data-model.m
 its due entry (and late marker) and, on create, the pending counter, so no request can leave a
 post the sweeper never sees or an entry for a post that is not ``scheduled``.
 
-DynamoDB transaction limits: at most 100 actions, no two on the same item (Amazon DynamoDB
-Developer Guide, "Amazon DynamoDB Transactions: How it works"). A transaction that collides
-with another in flight fails with ``TransactionConflict``, which botocore does not retry: we
-retry it at most :data:`TRANSACTION_ATTEMPTS` times.
+The post's own change is decided in ``lifecycle/transitions.py`` (``edit``, ``cancel``,
+``reschedule_missed``) and rendered by ``data/post_store.py``; this module adds the due-index and
+counter items to the same transaction. DynamoDB transaction limits: at most 100 actions, no two
+on the same item (Amazon DynamoDB Developer Guide, "Amazon DynamoDB Transactions: How it
+works"); ``TransactionConflict`` is retried by ``data/dynamo.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import (
+    TransactionConflictExhaustedError,
+    cancellation_reasons,
+    is_cancelled,
+    transact,
+)
+from scheduled_posts.data.post_store import read_post, render_change
 from scheduled_posts.errors import (
     LimitExceededError,
     PostNotFoundError,
@@ -30,14 +38,13 @@ from scheduled_posts.errors import (
     StateConflictError,
     VersionConflictError,
 )
+from scheduled_posts.lifecycle import transitions
+from scheduled_posts.lifecycle.transitions import PostChange
 from scheduled_posts.models.post import Attempt, Post, PostStatus
 from scheduled_posts.observability import logger
 
-#: Tries of one transaction when DynamoDB reports ``TransactionConflict``.
-TRANSACTION_ATTEMPTS = 3
 _ATTEMPT_PREFIX = "ATTEMPT#"
 _RELEASE_PREFIX = f"{keys.PENDING_SK}#RELEASED#"
-_KEY_ATTRIBUTES = frozenset({"pk", "sk"})
 #: Namespace of the create transactions' ``ClientRequestToken`` (a UUID v5 of the schedule id).
 _CREATE_TOKEN_NAMESPACE = uuid.UUID("5b1f7f0e-4c1a-4e55-9c2b-2f0a6e1d9a11")
 
@@ -65,14 +72,6 @@ def due_keys(post: Post, *, late: bool) -> DueKeys:
         due=keys.order_key(post.publish_at, post.schedule_id),
         late_bucket=keys.late_bucket(post.shard) if late else None,
     )
-
-
-def _reasons(exc: ClientError) -> list[str]:
-    return [r.get("Code", "None") for r in exc.response.get("CancellationReasons") or []]
-
-
-def _is_cancelled(exc: ClientError) -> bool:
-    return exc.response["Error"]["Code"] == "TransactionCanceledException"
 
 
 @dataclass(frozen=True)
@@ -118,10 +117,7 @@ class PostRepository:
 
     def get(self, schedule_id: str) -> Post | None:
         """The post (any owner), strongly consistent, or ``None``."""
-        item = self.posts_table.get_item(
-            Key={"pk": keys.post_pk(schedule_id), "sk": keys.POST_SK}, ConsistentRead=True
-        ).get("Item")
-        return Post.from_item(item) if item else None
+        return read_post(self.posts_table, schedule_id)
 
     def query_owner(
         self,
@@ -224,8 +220,8 @@ class PostRepository:
                 )
                 return post
             except ClientError as exc:
-                reasons = _reasons(exc)
-                if _is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
+                reasons = cancellation_reasons(exc)
+                if is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
                     stored = self._committed(post)
                     if stored is not None:
                         logger.info(
@@ -234,7 +230,7 @@ class PostRepository:
                         )
                         return stored
                     raise
-                if not (_is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
+                if not (is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
                     raise
                 if attempt == 1:
                     # Retry even when this fold found nothing: a rival create may have folded
@@ -260,10 +256,17 @@ class PostRepository:
             When the condition failed: the post was re-read and is gone, is no longer
             ``scheduled``, or has another version.
         """
+        change = (
+            transitions.cancel(old, new)
+            if new.status == PostStatus.CANCELLED
+            else transitions.edit(old, new)
+        )
         try:
-            self._transact(self._replace_items(old, new, old_late=old_late, new_late=new_late))
+            self._transact(
+                self._replace_items(change, old, new, old_late=old_late, new_late=new_late)
+            )
         except ClientError as exc:
-            if _is_cancelled(exc) and _reasons(exc)[:1] == ["ConditionalCheckFailed"]:
+            if is_cancelled(exc) and cancellation_reasons(exc)[:1] == ["ConditionalCheckFailed"]:
                 raise self._conflict_for(old) from exc
             raise
 
@@ -282,10 +285,8 @@ class PostRepository:
             When the owner already has ``max_pending`` posts ``scheduled``.
         """
         for attempt in (1, 2):
-            items = self._replace_items(old, new, old_late=False, new_late=new_late)
-            update = items[0]["Update"]
-            update["ExpressionAttributeValues"][":scheduled"] = PostStatus.MISSED.value
-            update["UpdateExpression"] += " REMOVE expires_at"
+            change = transitions.reschedule_missed(old, new)
+            items = self._replace_items(change, old, new, old_late=False, new_late=new_late)
             items.append(
                 {
                     "Update": {
@@ -301,8 +302,8 @@ class PostRepository:
                 self._transact(items)
                 return
             except ClientError as exc:
-                reasons = _reasons(exc)
-                if not _is_cancelled(exc):
+                reasons = cancellation_reasons(exc)
+                if not is_cancelled(exc):
                     raise
                 if reasons[:1] == ["ConditionalCheckFailed"]:
                     current = self.get(old.schedule_id)
@@ -362,7 +363,7 @@ class PostRepository:
                 )
                 folded += released
             except ClientError as exc:
-                if not _is_cancelled(exc):
+                if not is_cancelled(exc):
                     raise
                 logger.info("pending fold skipped", extra={"owner_shard": item["sk"]})
         return folded
@@ -390,26 +391,20 @@ class PostRepository:
         return stored if stored is not None and stored.owner == post.owner else None
 
     def _transact(self, items: list[dict[str, Any]], *, token: str | None = None) -> None:
-        """``TransactWriteItems`` (``token``: its ``ClientRequestToken``, 1-36 characters,
-        idempotent for 10 minutes), retried on ``TransactionConflict``."""
-        client = self._resource.meta.client
-        extra = {"ClientRequestToken": token} if token is not None else {}
-        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
-            try:
-                client.transact_write_items(TransactItems=items, **extra)
-                return
-            except ClientError as exc:
-                if (
-                    _is_cancelled(exc)
-                    and "TransactionConflict" in _reasons(exc)
-                    and "ConditionalCheckFailed" not in _reasons(exc)
-                ):
-                    if attempt < TRANSACTION_ATTEMPTS:
-                        continue
-                    raise TransactionConflictError(
-                        "the post is being changed by another request; try again"
-                    ) from exc
-                raise
+        """``TransactWriteItems`` through :func:`data.dynamo.transact` (``TransactionConflict``
+        retried).
+
+        Raises
+        ------
+        TransactionConflictError
+            Still colliding after the retries (409).
+        """
+        try:
+            transact(self._resource.meta.client, items, token=token)
+        except TransactionConflictExhaustedError as exc:
+            raise TransactionConflictError(
+                "the post is being changed by another request; try again"
+            ) from exc
 
     def _entry_item(self, post: Post, bucket: str, due: str) -> dict[str, Any]:
         return {
@@ -460,34 +455,11 @@ class PostRepository:
         ]
 
     def _replace_items(
-        self, old: Post, new: Post, *, old_late: bool, new_late: bool
+        self, change: PostChange, old: Post, new: Post, *, old_late: bool, new_late: bool
     ) -> list[dict[str, Any]]:
-        item = new.to_item()
-        names: dict[str, str] = {}
-        values: dict[str, Any] = {
-            ":scheduled": PostStatus.SCHEDULED.value,
-            ":expected": old.version,
-        }
-        sets = []
-        for index, (name, value) in enumerate(sorted(item.items())):
-            if name in _KEY_ATTRIBUTES:
-                continue
-            names[f"#a{index}"] = name
-            values[f":a{index}"] = value
-            sets.append(f"#a{index} = :a{index}")
-        names["#status"] = "status"
-        names["#version"] = "version"
         actions: list[dict[str, Any]] = [
-            {
-                "Update": {
-                    "TableName": self._posts_name,
-                    "Key": {"pk": keys.post_pk(old.schedule_id), "sk": keys.POST_SK},
-                    "UpdateExpression": "SET " + ", ".join(sets),
-                    "ConditionExpression": "#status = :scheduled AND #version = :expected",
-                    "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": values,
-                }
-            }
+            {"Update": {"TableName": self._posts_name, **render_change(change)}},
+            *change.extra_items,
         ]
         old_where = due_keys(old, late=old_late)
         new_where = due_keys(new, late=new_late) if new.status == PostStatus.SCHEDULED else None

@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import is_condition_failure
 
 
 class RateLimitStore:
@@ -57,7 +58,7 @@ class RateLimitStore:
                 ExpressionAttributeValues={":one": 1, ":limit": limit, ":x": expires_at},
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if is_condition_failure(exc):
                 return False
             raise
         return True
