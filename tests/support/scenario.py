@@ -41,8 +41,8 @@ from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
-from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.logic.promotion import promote_entry

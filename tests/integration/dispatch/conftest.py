@@ -17,8 +17,8 @@ from functions.sweeper.handler import make_lambda_handler as make_sweeper_handle
 from functions.watchdog.handler import make_lambda_handler as make_watchdog_handler
 from functions.worker.handler import make_lambda_handler as make_worker_handler
 from local.emulation.lambda_runtime import LambdaContext
-from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.logic.sweep import Sweeper

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.logic.promotion import make_promoter
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.models.messages import DispatchMessage

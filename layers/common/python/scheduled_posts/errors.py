@@ -1,5 +1,5 @@
 """Typed errors of the domain. The API maps each to one problem+json status in one place
-(``functions/api/errors.py``); the data layer raises them ``from`` the botocore error."""
+(``scheduled_posts/problems.py``); the data layer raises them ``from`` the botocore error."""
 
 from __future__ import annotations
 
@@ -35,10 +35,6 @@ class StateConflictError(ServiceError):
 
     status = 409
     title = "Conflict"
-
-
-class IdempotencyInFlightError(StateConflictError):
-    """A request with the same Idempotency-Key is still being processed."""
 
 
 class VersionConflictError(ServiceError):

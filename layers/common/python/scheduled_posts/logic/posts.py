@@ -38,7 +38,7 @@ from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.models.api import PostCreate, PostPatch, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
-from scheduled_posts.observability import logger
+from scheduled_posts.observability import logger, tracer
 from scheduled_posts.settings import Settings
 
 #: Sends a due entry to the dispatch queue now (``logic.promotion.make_promoter``).
@@ -191,6 +191,7 @@ def _owned(owner: str, schedule_id: str, deps: PostDeps, now: datetime) -> Post:
     return post
 
 
+@tracer.capture_method
 def create_post(
     request: PostCreate, *, owner: str, deps: PostDeps, schedule_id: str | None = None
 ) -> Post:
@@ -260,6 +261,7 @@ def idempotent_schedule_id(owner: str, idempotency_key: str, body: Mapping[str, 
     return str(uuid.uuid5(_IDEMPOTENT_CREATE_NAMESPACE, f"{owner}\n{idempotency_key}\n{canonical}"))
 
 
+@tracer.capture_method
 def get_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
     """The caller's post.
 
@@ -271,6 +273,7 @@ def get_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
     return _owned(owner, schedule_id, deps, deps.clock.now())
 
 
+@tracer.capture_method
 def list_attempts(owner: str, schedule_id: str, *, deps: PostDeps) -> list[Attempt]:
     """The delivery attempts of the caller's post, in start order.
 
@@ -296,6 +299,7 @@ def _parse_bound(value: str | None, name: str) -> datetime | None:
         ) from exc
 
 
+@tracer.capture_method
 def list_posts(
     owner: str,
     *,
@@ -352,6 +356,35 @@ def list_posts(
     return PostListPage(posts=posts, next_cursor=next_cursor)
 
 
+def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: PostDeps) -> Post:
+    """``post`` with ``patch`` applied (version + 1, due keys recomputed), after the create
+    rules for a new ``publish_at`` and channels.
+
+    Raises
+    ------
+    ValidationFailedError
+        A new ``publish_at`` or channel breaks the create rules.
+    """
+    errors: list[dict] = []
+    if patch.publish_at is not None:
+        errors += _publish_at_errors(patch.publish_at, now, deps.settings)
+    if patch.channel_ids is not None:
+        errors += _channel_errors(owner, patch.channel_ids, deps)
+    _raise_if(errors)
+    changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
+    for name in ("content", "media_ids", "publish_at"):
+        value = getattr(patch, name)
+        if value is not None:
+            changes[name] = value
+    if patch.channel_ids is not None:
+        changes["channel_ids"] = list(patch.channel_ids)
+        changes["deliveries"] = {
+            cid: post.deliveries.get(cid) or Delivery(channel_id=cid) for cid in patch.channel_ids
+        }
+    return _with_due_keys(post.model_copy(update=changes, deep=True))
+
+
+@tracer.capture_method
 def update_post(
     owner: str,
     schedule_id: str,
@@ -393,24 +426,7 @@ def update_post(
             raise VersionConflictError(
                 f"If-Match does not match the current version ({post.version})"
             )
-        errors: list[dict] = []
-        if patch.publish_at is not None:
-            errors += _publish_at_errors(patch.publish_at, now, settings)
-        if patch.channel_ids is not None:
-            errors += _channel_errors(owner, patch.channel_ids, deps)
-        _raise_if(errors)
-        changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
-        for name in ("content", "media_ids", "publish_at"):
-            value = getattr(patch, name)
-            if value is not None:
-                changes[name] = value
-        if patch.channel_ids is not None:
-            changes["channel_ids"] = list(patch.channel_ids)
-            changes["deliveries"] = {
-                cid: post.deliveries.get(cid) or Delivery(channel_id=cid)
-                for cid in patch.channel_ids
-            }
-        new = _with_due_keys(post.model_copy(update=changes, deep=True))
+        new = _edited(post, patch, owner=owner, now=now, deps=deps)
         try:
             deps.posts.replace(
                 post,
@@ -478,6 +494,7 @@ def _reschedule_missed(
     return new
 
 
+@tracer.capture_method
 def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
     """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released).
 

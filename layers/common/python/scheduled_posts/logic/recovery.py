@@ -32,7 +32,7 @@ from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
 from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
-from scheduled_posts.observability import logger, metrics
+from scheduled_posts.observability import logger, metrics, tracer
 from scheduled_posts.settings import Settings
 
 #: ``status_reason`` the worker writes when it fails a post whose message is about to be
@@ -127,6 +127,7 @@ def redeliver(
     return reopened
 
 
+@tracer.capture_method
 def retry_post(owner: str, schedule_id: str, *, deps: RecoveryDeps) -> Post:
     """``POST /v1/scheduled-posts/{id}/retry``: deliver the owed channels of a ``failed`` or
     ``partially_published`` post again (attempts budget reset, same Idempotency-Keys).

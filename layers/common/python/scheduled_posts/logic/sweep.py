@@ -185,14 +185,3 @@ class Sweeper:
                 result.duplicates += 1
         if not all(accepted):
             raise _ShardIncomplete(f"{accepted.count(False)} message(s) not accepted by SQS")
-
-
-def sweep_due(
-    settings: Settings,
-    *,
-    due_index: DueIndex | None = None,
-    queue: DispatchQueue | None = None,
-    clock: Clock | None = None,
-) -> SweepResult:
-    """Run one sweep (see the module docstring) and return what it did."""
-    return Sweeper(settings, due_index=due_index, queue=queue, clock=clock).sweep()

@@ -190,7 +190,7 @@ def _ascii_host(raw: str) -> str:
     return ascii_host
 
 
-def check_destination(
+def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
     url: str, *, allowed_origins: Sequence[str], resolver: Resolver
 ) -> Destination:
     """Check ``url`` against the policy above and resolve its host once.
