@@ -19,9 +19,10 @@ Per message (``docs/dispatch.md`` has the whole path and the state machine):
 6. **Last receive.** A record about to fail on its ``MAX_RECEIVE_COUNT - 1``-th receive turns
    its post ``failed`` (best effort) so nothing stays non-terminal behind a poison message.
 
-This module holds steps 1-3 and 5 (gate, claim, record); step 4 is ``logic/delivery.py``, step 6
-``logic/dead_letter.py``; the decisions are ``lifecycle/outcomes.py`` and the state changes
-``lifecycle/transitions.py``, applied by ``data/post_store.py``.
+This module holds steps 1-3 (gate, stale check, claim); steps 4-5 are ``logic/round.py`` (the
+round) and ``logic/delivery.py`` (one channel), step 6 ``logic/dead_letter.py``; the decisions
+are ``lifecycle/outcomes.py`` and the state changes ``lifecycle/transitions.py``, applied by
+``data/post_store.py``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
@@ -40,23 +39,27 @@ from scheduled_posts.clock import Clock, SystemClock, epoch_seconds
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue, delay_until
 from scheduled_posts.data.rate_limit import RateLimitStore
-from scheduled_posts.errors import QueueSendError
-from scheduled_posts.lifecycle import outcomes, transitions
 from scheduled_posts.lifecycle.metric_names import Metric
-from scheduled_posts.lifecycle.outcomes import ChannelRound
 from scheduled_posts.lifecycle.reasons import missed_reason
-from scheduled_posts.lifecycle.states import TERMINAL_POST_STATUSES, DeliveryStatus, PostStatus
+from scheduled_posts.lifecycle.states import TERMINAL_POST_STATUSES, PostStatus
 from scheduled_posts.logic.backoff import Uniform
 from scheduled_posts.logic.dead_letter import fail_dead_lettered
 from scheduled_posts.logic.delivery import (
     RETRY_HORIZON_SECONDS,
     ChannelDeliverer,
-    attempts_expire_at,
 )
 from scheduled_posts.logic.rate_limit import RateLimiter
-from scheduled_posts.models.messages import DispatchMessage, DispatchReason
-from scheduled_posts.models.post import Delivery, Post
-from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.logic.round import (
+    MAX_CONCURRENT_DELIVERIES,
+    DeliveryInProgressError,
+    RecordOutcome,
+    RoundRecorder,
+    drop,
+    emit,
+)
+from scheduled_posts.models.messages import DispatchMessage
+from scheduled_posts.models.post import Post
+from scheduled_posts.observability import logger, tracer
 from scheduled_posts.platforms.base import PlatformAdapter
 from scheduled_posts.settings import Settings
 
@@ -70,34 +73,12 @@ __all__ = [
 ]
 
 #: At most this many channels are delivered at once (a post has at most 10 channels).
-MAX_CONCURRENT_DELIVERIES = 10
-#: A remainder this short (seconds) is waited out in the worker instead of re-queued.
 MAX_IN_WORKER_WAIT_SECONDS = 1.0
-
-
-class RecordOutcome(StrEnum):
-    """What processing one message did (returned to the batch processor; for logs and tests)."""
-
-    DEFERRED = "deferred"
-    DROPPED = "dropped"
-    MISSED = "missed"
-    RETRY_SCHEDULED = "retry_scheduled"
-    COMPLETED = "completed"
-
-
-class DeliveryInProgressError(Exception):
-    """A delivery of this post is in progress in another invocation (Powertools
-    ``IdempotencyAlreadyInProgressError``). The record is reported as a batch item failure;
-    the channel was already rescheduled under this worker's lease."""
 
 
 def new_lease_token() -> str:
     """A fresh, unguessable lease token."""
     return uuid.uuid4().hex
-
-
-def _count(metric: Metric, value: float = 1) -> None:
-    metrics.add_metric(name=metric, unit=metric.unit, value=value)
 
 
 class Publisher:
@@ -151,6 +132,9 @@ class Publisher:
             rate_limiter=rate_limiter or RateLimiter(RateLimitStore(settings.POSTS_TABLE_NAME)),
             persistence=persistence,
             uniform=uniform,
+        )
+        self.rounds = RoundRecorder(
+            settings, store=self.store, queue=self.queue, deliverer=self.deliverer, clock=self.clock
         )
 
     # -- entry point ---------------------------------------------------------------------------
@@ -214,7 +198,7 @@ class Publisher:
         held = self._hold(post, message, now)
         if isinstance(held, RecordOutcome):
             return held
-        return self._deliver_round(held, message)
+        return self.rounds.run(held, message)
 
     @tracer.capture_method
     def _hold(self, post: Post, message: DispatchMessage, now: datetime) -> Post | RecordOutcome:
@@ -258,9 +242,7 @@ class Publisher:
         return False
 
     def _drop(self, message: DispatchMessage, why: str) -> RecordOutcome:
-        _count(Metric.STALE_DROPPED)
-        logger.info("dropped", extra={"schedule_id": message.schedule_id, "why": why})
-        return RecordOutcome.DROPPED
+        return drop(message, why)
 
     def _retention(self, now: datetime) -> int:
         return epoch_seconds(now + timedelta(days=self.settings.RETENTION_DAYS))
@@ -272,7 +254,7 @@ class Publisher:
         ):
             return RecordOutcome.DROPPED
         self._release_pending(post)
-        _count(Metric.MISSED)
+        emit(Metric.MISSED)
         logger.warning("missed", extra={"schedule_id": post.schedule_id, "lag_seconds": lag})
         return RecordOutcome.MISSED
 
@@ -283,97 +265,3 @@ class Publisher:
             logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
 
     # -- steps 4-5: deliver the due channels, record the round -----------------------------------
-
-    @tracer.capture_method
-    def _deliver_round(self, post: Post, message: DispatchMessage) -> RecordOutcome:
-        started_at = self.clock.now()
-        current = outcomes.current_deliveries(post)
-        due = outcomes.due_channels(current, started_at)
-        rounds: dict[str, ChannelRound] = {}
-        if due:
-            workers = min(MAX_CONCURRENT_DELIVERIES, len(due))
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = {
-                    cid: pool.submit(self.deliverer.deliver, post, cid, started_at) for cid in due
-                }
-                rounds = {cid: future.result() for cid, future in futures.items()}
-        for cid, r in rounds.items():
-            current[cid] = r.delivery
-            if r.delivery.status == DeliveryStatus.PUBLISHED and r.delivery.lag_seconds is not None:
-                _count(Metric.PUBLISH_LAG_SECONDS, r.delivery.lag_seconds)
-                logger.info(
-                    "delivered",
-                    extra={
-                        "schedule_id": post.schedule_id,
-                        "channel_id": cid,
-                        "lag_seconds": r.delivery.lag_seconds,
-                    },
-                )
-        now = self.clock.now()
-        owed = outcomes.owed(current)
-        changed = {cid: r.delivery for cid, r in rounds.items()}
-        next_at = max(now, min(d.next_attempt_at or now for d in owed)) if owed else None
-        completion = None
-        if next_at is not None:
-            change = transitions.record_round(
-                post,
-                deliveries=changed,
-                now=now,
-                lease_expires_at=next_at + timedelta(seconds=self.settings.LEASE_SECONDS),
-            )
-        else:
-            completion = outcomes.completion(current, expires_at=self._retention(now))
-            change = transitions.complete(post, deliveries=changed, completion=completion, now=now)
-        attempts = [r.attempt for r in rounds.values() if r.attempt is not None]
-        if not self.store.save_round(
-            change, attempts=attempts, attempts_expire_at=attempts_expire_at(self.settings, now)
-        ):
-            return self._drop(message, "lease lost before the round was recorded")
-        if completion is not None:
-            return self._finished(post, completion)
-        assert next_at is not None
-        return self._follow_up(post, message, rounds=rounds, owed=owed, next_at=next_at, now=now)
-
-    def _follow_up(
-        self,
-        post: Post,
-        message: DispatchMessage,
-        *,
-        rounds: dict[str, ChannelRound],
-        owed: list[Delivery],
-        next_at: datetime,
-        now: datetime,
-    ) -> RecordOutcome:
-        """Send the message that continues the post at ``next_at`` under the same lease."""
-        only_rate_limited = bool(rounds) and all(
-            r.rate_limited for r in rounds.values() if r.delivery in owed
-        )
-        follow_up = DispatchMessage(
-            schedule_id=post.schedule_id,
-            version=post.version,
-            publish_at=post.publish_at,
-            attempt=message.attempt + 1,
-            lease_token=post.lease_token,
-            not_before=next_at,
-            reason=DispatchReason.RATE_LIMIT if only_rate_limited else DispatchReason.RETRY,
-        )
-        try:
-            self.queue.send(follow_up, delay_until(next_at, now))
-        except QueueSendError:  # the lease expires and the watchdog re-dispatches
-            logger.exception("retry send failed", extra={"schedule_id": post.schedule_id})
-        _count(Metric.RETRIED)
-        if any(r.in_progress for r in rounds.values()):
-            raise DeliveryInProgressError(post.schedule_id)
-        return RecordOutcome.RETRY_SCHEDULED
-
-    def _finished(self, post: Post, completion: outcomes.Completion) -> RecordOutcome:
-        _count(Metric.FAILED if completion.status == PostStatus.FAILED else Metric.PUBLISHED)
-        logger.info(
-            "finished",
-            extra={
-                "schedule_id": post.schedule_id,
-                "status": completion.status.value,
-                "publish_lag_seconds": completion.publish_lag_seconds,
-            },
-        )
-        return RecordOutcome.COMPLETED

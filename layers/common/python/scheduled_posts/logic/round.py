@@ -1,0 +1,182 @@
+"""Steps 4-5 of the publish worker: deliver a post's due channels, record the round.
+
+The channels due in this round are delivered concurrently (``logic/delivery.py``); the round is
+recorded in one transaction on the lease token (``lifecycle.transitions.record_round`` while
+channels are still owed, ``complete`` when none is), then either a follow-up message continues
+the post at the earliest ``next_attempt_at`` or the post is finished.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from scheduled_posts.clock import Clock, epoch_seconds
+from scheduled_posts.data.post_store import PostStore
+from scheduled_posts.data.queue import DispatchQueue, delay_until
+from scheduled_posts.errors import QueueSendError
+from scheduled_posts.lifecycle import outcomes, transitions
+from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.lifecycle.outcomes import ChannelRound
+from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
+from scheduled_posts.logic.delivery import ChannelDeliverer, attempts_expire_at
+from scheduled_posts.models.messages import DispatchMessage, DispatchReason
+from scheduled_posts.models.post import Delivery, Post
+from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.settings import Settings
+
+#: At most this many channels are delivered at once (a post has at most 10 channels).
+MAX_CONCURRENT_DELIVERIES = 10
+
+
+class RecordOutcome(StrEnum):
+    """What processing one message did (returned to the batch processor; for logs and tests)."""
+
+    DEFERRED = "deferred"
+    DROPPED = "dropped"
+    MISSED = "missed"
+    RETRY_SCHEDULED = "retry_scheduled"
+    COMPLETED = "completed"
+
+
+class DeliveryInProgressError(Exception):
+    """A delivery of this post is in progress in another invocation (Powertools
+    ``IdempotencyAlreadyInProgressError``). The record is reported as a batch item failure;
+    the channel was already rescheduled under this worker's lease."""
+
+
+def emit(metric: Metric, value: float = 1) -> None:
+    """Add one data point of ``metric`` (its own unit) to the invocation's metrics."""
+    metrics.add_metric(name=metric, unit=metric.unit, value=value)
+
+
+def drop(message: DispatchMessage, why: str) -> RecordOutcome:
+    """Drop ``message`` quietly (stale, lost claim or lease), counted as ``StaleDropped``."""
+    emit(Metric.STALE_DROPPED)
+    logger.info("dropped", extra={"schedule_id": message.schedule_id, "why": why})
+    return RecordOutcome.DROPPED
+
+
+class RoundRecorder:
+    """Runs one delivery round of a post held under this worker's lease (``settings``,
+    ``store``, ``queue``, ``deliverer`` and ``clock`` as the :class:`Publisher`'s)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        store: PostStore,
+        queue: DispatchQueue,
+        deliverer: ChannelDeliverer,
+        clock: Clock,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.queue = queue
+        self.deliverer = deliverer
+        self.clock = clock
+
+    @tracer.capture_method
+    def run(self, post: Post, message: DispatchMessage) -> RecordOutcome:
+        """Deliver the due channels of ``post`` and record the round; the outcome of the message.
+
+        Raises
+        ------
+        DeliveryInProgressError
+            A channel is being delivered by another invocation (after the round was recorded).
+        """
+        started_at = self.clock.now()
+        current = outcomes.current_deliveries(post)
+        due = outcomes.due_channels(current, started_at)
+        rounds: dict[str, ChannelRound] = {}
+        if due:
+            workers = min(MAX_CONCURRENT_DELIVERIES, len(due))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = {
+                    cid: pool.submit(self.deliverer.deliver, post, cid, started_at) for cid in due
+                }
+                rounds = {cid: future.result() for cid, future in futures.items()}
+        for cid, r in rounds.items():
+            current[cid] = r.delivery
+            if r.delivery.status == DeliveryStatus.PUBLISHED and r.delivery.lag_seconds is not None:
+                emit(Metric.PUBLISH_LAG_SECONDS, r.delivery.lag_seconds)
+                logger.info(
+                    "delivered",
+                    extra={
+                        "schedule_id": post.schedule_id,
+                        "channel_id": cid,
+                        "lag_seconds": r.delivery.lag_seconds,
+                    },
+                )
+        now = self.clock.now()
+        owed = outcomes.owed(current)
+        changed = {cid: r.delivery for cid, r in rounds.items()}
+        next_at = max(now, min(d.next_attempt_at or now for d in owed)) if owed else None
+        completion = None
+        if next_at is not None:
+            change = transitions.record_round(
+                post,
+                deliveries=changed,
+                now=now,
+                lease_expires_at=next_at + timedelta(seconds=self.settings.LEASE_SECONDS),
+            )
+        else:
+            completion = outcomes.completion(
+                current,
+                expires_at=epoch_seconds(now + timedelta(days=self.settings.RETENTION_DAYS)),
+            )
+            change = transitions.complete(post, deliveries=changed, completion=completion, now=now)
+        attempts = [r.attempt for r in rounds.values() if r.attempt is not None]
+        if not self.store.save_round(
+            change, attempts=attempts, attempts_expire_at=attempts_expire_at(self.settings, now)
+        ):
+            return drop(message, "lease lost before the round was recorded")
+        if completion is not None:
+            return self._finished(post, completion)
+        assert next_at is not None
+        return self._follow_up(post, message, rounds=rounds, owed=owed, next_at=next_at, now=now)
+
+    def _follow_up(
+        self,
+        post: Post,
+        message: DispatchMessage,
+        *,
+        rounds: dict[str, ChannelRound],
+        owed: list[Delivery],
+        next_at: datetime,
+        now: datetime,
+    ) -> RecordOutcome:
+        """Send the message that continues the post at ``next_at`` under the same lease."""
+        only_rate_limited = bool(rounds) and all(
+            r.rate_limited for r in rounds.values() if r.delivery in owed
+        )
+        follow_up = DispatchMessage(
+            schedule_id=post.schedule_id,
+            version=post.version,
+            publish_at=post.publish_at,
+            attempt=message.attempt + 1,
+            lease_token=post.lease_token,
+            not_before=next_at,
+            reason=DispatchReason.RATE_LIMIT if only_rate_limited else DispatchReason.RETRY,
+        )
+        try:
+            self.queue.send(follow_up, delay_until(next_at, now))
+        except QueueSendError:  # the lease expires and the watchdog re-dispatches
+            logger.exception("retry send failed", extra={"schedule_id": post.schedule_id})
+        emit(Metric.RETRIED)
+        if any(r.in_progress for r in rounds.values()):
+            raise DeliveryInProgressError(post.schedule_id)
+        return RecordOutcome.RETRY_SCHEDULED
+
+    def _finished(self, post: Post, completion: outcomes.Completion) -> RecordOutcome:
+        emit(Metric.FAILED if completion.status == PostStatus.FAILED else Metric.PUBLISHED)
+        logger.info(
+            "finished",
+            extra={
+                "schedule_id": post.schedule_id,
+                "status": completion.status.value,
+                "publish_lag_seconds": completion.publish_lag_seconds,
+            },
+        )
+        return RecordOutcome.COMPLETED
