@@ -45,6 +45,15 @@ def channel_to_item(channel: Channel) -> dict[str, Any]:
     return item
 
 
+def read_channel(table: Any, owner: str, channel_id: str) -> Channel | None:
+    """``owner``'s channel from the boto3 ``table`` (consistent read), or None when deleted or
+    not theirs. The one reader of channel items."""
+    item = table.get_item(
+        Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)}, ConsistentRead=True
+    ).get("Item")
+    return channel_from_item(item) if item else None
+
+
 def channel_from_item(item: dict[str, Any]) -> Channel:
     """A :class:`Channel` from its DynamoDB item."""
     rate = item.get("rate_limit_per_minute")
@@ -95,11 +104,7 @@ class ChannelRepository:
 
     def get(self, owner: str, channel_id: str) -> Channel | None:
         """The owner's channel, or ``None`` (also for another user's channel id)."""
-        item = self._table.get_item(
-            Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
-            ConsistentRead=True,
-        ).get("Item")
-        return channel_from_item(item) if item else None
+        return read_channel(self._table, owner, channel_id)
 
     def list(self, owner: str) -> list[Channel]:
         """Every channel of ``owner``, ordered by channel id (one Query, paginated)."""

@@ -20,12 +20,11 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.data.channels import channel_from_item
+from scheduled_posts.data.channels import read_channel
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.dynamo import UpdateExpression, is_condition_failure
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.outcomes import Completion
-from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.lifecycle.transitions import PostChange
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.tables import BY_LEASE_INDEX
@@ -116,11 +115,7 @@ class PostStore:
 
     def get_channel(self, owner: str, channel_id: str) -> Channel | None:
         """``owner``'s channel (consistent read), or None when deleted or not theirs."""
-        item = self.table.get_item(
-            Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
-            ConsistentRead=True,
-        ).get("Item")
-        return channel_from_item(item) if item else None
+        return read_channel(self.table, owner, channel_id)
 
     def expired_leases(self, shard: int, now: datetime) -> list[str]:
         """Schedule ids whose lease in lease shard ``shard`` expired before ``now``.
@@ -236,29 +231,6 @@ class PostStore:
             post, deliveries=deliveries, last_error=last_error, now=now, expires_at=expires_at
         )
         return self.apply(change) is not None
-
-    def reopen(
-        self,
-        post: Post,
-        *,
-        deliveries: dict[str, Delivery],
-        lease_token: str,
-        lease_expires_at: datetime,
-        reason: StatusReason,
-        now: datetime,
-        expected_reason: StatusReason | None = None,
-    ) -> Post | None:
-        """:func:`transitions.reopen`: the reopened post, or None when the condition failed."""
-        change = transitions.reopen(
-            post,
-            deliveries=deliveries,
-            lease_token=lease_token,
-            lease_expires_at=lease_expires_at,
-            reason=reason,
-            now=now,
-            expected_reason=expected_reason,
-        )
-        return self.apply(change)
 
     def release_pending(self, *, owner: str, schedule_id: str) -> None:
         """Release one of ``owner``'s pending-post slots (see ``data/counters.py``)."""

@@ -27,6 +27,7 @@ from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.errors import PostNotFoundError, QueueSendError, StateConflictError
+from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
 from scheduled_posts.logic.publish import new_lease_token
@@ -95,14 +96,16 @@ def redeliver(
             }
         )
     assert deps.dispatch is not None
-    reopened = deps.dispatch.reopen(
-        post,
-        deliveries=deliveries,
-        lease_token=new_lease_token(),
-        lease_expires_at=now + timedelta(seconds=deps.settings.LEASE_SECONDS),
-        reason=status_reason,
-        now=now,
-        expected_reason=expected_reason,
+    reopened = deps.dispatch.apply(
+        transitions.reopen(
+            post,
+            deliveries=deliveries,
+            lease_token=new_lease_token(),
+            lease_expires_at=now + timedelta(seconds=deps.settings.LEASE_SECONDS),
+            reason=status_reason,
+            now=now,
+            expected_reason=expected_reason,
+        )
     )
     if reopened is None:
         return None

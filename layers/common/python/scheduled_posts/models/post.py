@@ -14,24 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
-from scheduled_posts.lifecycle.states import (
+
+# The states live in ``lifecycle/states.py``; re-exported here for the models' users.
+from scheduled_posts.lifecycle.states import (  # noqa: F401
     TERMINAL_DELIVERY_STATUSES,
     TERMINAL_POST_STATUSES,
     DeliveryStatus,
     PostStatus,
 )
-
-#: The states live in ``lifecycle/states.py``; re-exported here for the models' users.
-__all__ = [
-    "TERMINAL_DELIVERY_STATUSES",
-    "TERMINAL_POST_STATUSES",
-    "Attempt",
-    "Channel",
-    "Delivery",
-    "DeliveryStatus",
-    "Post",
-    "PostStatus",
-]
 
 
 def _opt_instant(value: Any) -> datetime | None:
