@@ -5,9 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 
 
+# Where a post is in its lifecycle (the nodes of the state diagram). No docstring on purpose:
+# the API's OpenAPI document shows this enum, and its description there stays as it was.
 class PostStatus(StrEnum):
-    """Where a post is in its lifecycle (the nodes of the state diagram)."""
-
     SCHEDULED = "scheduled"
     PUBLISHING = "publishing"
     PUBLISHED = "published"
