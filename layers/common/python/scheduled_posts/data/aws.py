@@ -36,3 +36,20 @@ def reset_clients() -> None:
     """Forget cached clients (tests call this when they start a fresh moto backend)."""
     dynamodb_resource.cache_clear()
     sqs_client.cache_clear()
+
+
+class TableStore:
+    """Base of the stores bound to one DynamoDB table: ``table_name``, and an injectable boto3
+    ``Table`` (or a wrapper with the same methods; tests and the fault suite pass one), else one
+    from the process's lazily created resource."""
+
+    def __init__(self, table_name: str, *, table: Any | None = None) -> None:
+        self.table_name = table_name
+        self._table_override = table
+
+    @property
+    def table(self) -> Any:
+        """The boto3 ``Table``."""
+        if self._table_override is not None:
+            return self._table_override
+        return dynamodb_resource().Table(self.table_name)

@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
-from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.aws import TableStore
 from scheduled_posts.data.dynamo import is_condition_failure
 from scheduled_posts.models.messages import DueEntry
 
@@ -61,7 +61,7 @@ def _entry(item: dict[str, Any]) -> DueEntry:
     )
 
 
-class DueIndex:
+class DueIndex(TableStore):
     """Operations on ``DueIndexTable``.
 
     Parameters
@@ -76,15 +76,12 @@ class DueIndex:
     """
 
     def __init__(self, table_name: str, *, table: Any | None = None, page_size: int = 500) -> None:
-        self.table_name = table_name
-        self._table_override = table
+        super().__init__(table_name, table=table)
         self.page_size = page_size
 
     @property
     def _table(self) -> Any:
-        if self._table_override is not None:
-            return self._table_override
-        return dynamodb_resource().Table(self.table_name)
+        return self.table
 
     # -- reads ---------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
-from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.aws import TableStore
 from scheduled_posts.data.channels import read_channel
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.dynamo import UpdateExpression, is_condition_failure
@@ -84,7 +84,7 @@ def attempt_item(schedule_id: str, attempt: Attempt, expires_at: int) -> dict[st
     return item
 
 
-class PostStore:
+class PostStore(TableStore):
     """Post, channel and attempt operations of the fire path, the watchdog and recovery.
 
     Parameters
@@ -95,17 +95,6 @@ class PostStore:
         A boto3 DynamoDB ``Table`` (or a wrapper with the same methods and ``meta.client``);
         default: one from the process's lazily created resource.
     """
-
-    def __init__(self, table_name: str, *, table: Any | None = None) -> None:
-        self.table_name = table_name
-        self._table_override = table
-
-    @property
-    def table(self) -> Any:
-        """The boto3 ``Table`` of ``PostsTable``."""
-        if self._table_override is not None:
-            return self._table_override
-        return dynamodb_resource().Table(self.table_name)
 
     # -- reads ---------------------------------------------------------------------------------
 

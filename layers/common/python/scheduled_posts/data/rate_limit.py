@@ -8,16 +8,14 @@ every worker shares the same count without a lock. Items carry ``expires_at`` (D
 
 from __future__ import annotations
 
-from typing import Any
-
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
-from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.aws import TableStore
 from scheduled_posts.data.dynamo import is_condition_failure
 
 
-class RateLimitStore:
+class RateLimitStore(TableStore):
     """Rate-limit counter items of ``PostsTable``.
 
     Parameters
@@ -28,16 +26,6 @@ class RateLimitStore:
         A boto3 DynamoDB ``Table`` (or a wrapper with ``update_item``); default: one from the
         process's lazily created resource.
     """
-
-    def __init__(self, table_name: str, *, table: Any | None = None) -> None:
-        self.table_name = table_name
-        self._table_override = table
-
-    @property
-    def table(self) -> Any:
-        if self._table_override is not None:
-            return self._table_override
-        return dynamodb_resource().Table(self.table_name)
 
     def take_slot(self, channel_id: str, minute: str, *, limit: int, expires_at: int) -> bool:
         """Take one delivery-start slot of ``channel_id`` in ``minute`` (``YYYY-MM-DDTHH:MM``).

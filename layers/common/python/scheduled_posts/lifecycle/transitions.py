@@ -199,6 +199,22 @@ def reschedule_missed(old: Post, new: Post) -> PostChange:
 # -- publishing ----------------------------------------------------------------------------------
 
 
+def _held(
+    arrow: str,
+    post: Post,
+    sets: dict[Path, Any],
+    *,
+    target: PostStatus = PostStatus.PUBLISHING,
+    removes: tuple[str, ...] = (),
+) -> PostChange:
+    """A change by the lease holder: guarded by ``status = publishing AND lease_token``."""
+    _check(arrow, post.status)
+    if str(target) not in ARROWS[arrow].targets:
+        raise TransitionRefused(arrow, target)
+    guard = Guard(PostStatus.PUBLISHING, lease_token=post.lease_token)
+    return PostChange(arrow, post.schedule_id, target, guard, sets, removes)
+
+
 def renew_lease(
     post: Post,
     *,
@@ -210,19 +226,12 @@ def renew_lease(
     """``publishing -> publishing`` with a new lease token: the worker continuing a post
     (``take_over=False``) or the watchdog taking an expired lease over (``take_over=True``).
     Guarded by ``status = publishing AND lease_token = <post.lease_token>``."""
-    arrow = "take_over" if take_over else "renew_lease"
-    _check(arrow, post.status)
-    return PostChange(
-        arrow,
-        post.schedule_id,
-        PostStatus.PUBLISHING,
-        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
-        {
-            ("lease_token",): new_token,
-            ("lease_expires_at",): format_instant(lease_expires_at),
-            ("updated_at",): format_instant(now),
-        },
-    )
+    sets: dict[Path, Any] = {
+        ("lease_token",): new_token,
+        ("lease_expires_at",): format_instant(lease_expires_at),
+        ("updated_at",): format_instant(now),
+    }
+    return _held("take_over" if take_over else "renew_lease", post, sets)
 
 
 def record_round(
@@ -234,18 +243,12 @@ def record_round(
 ) -> PostChange:
     """``publishing -> publishing``: a round that left channels owed; the changed deliveries and
     the extended lease, guarded by the lease token."""
-    _check("record_round", post.status)
-    return PostChange(
-        "record_round",
-        post.schedule_id,
-        PostStatus.PUBLISHING,
-        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
-        {
-            ("updated_at",): format_instant(now),
-            **_deliveries(deliveries),
-            ("lease_expires_at",): format_instant(lease_expires_at),
-        },
-    )
+    sets: dict[Path, Any] = {
+        ("updated_at",): format_instant(now),
+        **_deliveries(deliveries),
+        ("lease_expires_at",): format_instant(lease_expires_at),
+    }
+    return _held("record_round", post, sets)
 
 
 def complete(
@@ -258,28 +261,19 @@ def complete(
     """``publishing -> published | partially_published | failed`` (``completion``, a
     :class:`scheduled_posts.lifecycle.outcomes.Completion`): the changed deliveries and the
     outcome; the lease attributes removed. Guarded by the lease token."""
-    _check("complete", post.status)
     target = PostStatus(completion.status)
-    if str(target) not in ARROWS["complete"].targets:
-        raise TransitionRefused("complete", target)
     lag = Delivery(channel_id="-", lag_seconds=completion.publish_lag_seconds).to_item()
     published_at = completion.published_at
-    return PostChange(
-        "complete",
-        post.schedule_id,
-        target,
-        Guard(PostStatus.PUBLISHING, lease_token=post.lease_token),
-        {
-            ("updated_at",): format_instant(now),
-            **_deliveries(deliveries),
-            ("status",): target.value,
-            ("published_at",): format_instant(published_at) if published_at else None,
-            ("publish_lag_seconds",): lag["lag_seconds"],
-            ("status_reason",): completion.status_reason,
-            ("expires_at",): completion.expires_at,
-        },
-        removes=("lease_shard", "lease_expires_at"),
-    )
+    sets: dict[Path, Any] = {
+        ("updated_at",): format_instant(now),
+        **_deliveries(deliveries),
+        ("status",): target.value,
+        ("published_at",): format_instant(published_at) if published_at else None,
+        ("publish_lag_seconds",): lag["lag_seconds"],
+        ("status_reason",): completion.status_reason,
+        ("expires_at",): completion.expires_at,
+    }
+    return _held("complete", post, sets, target=target, removes=("lease_shard", "lease_expires_at"))
 
 
 def fail_dead_lettered(
