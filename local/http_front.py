@@ -29,6 +29,7 @@ import jwt
 
 from local.emulation.http_api import build_event
 from local.emulation.lambda_runtime import LambdaFunction
+from local.static_site import StaticSite
 
 log = logging.getLogger("local.api")
 
@@ -184,10 +185,20 @@ class ApiFront:
     """The HTTP server: ``ThreadingHTTPServer`` on ``host:port`` in front of the API Lambda."""
 
     def __init__(
-        self, function: LambdaFunction, checker: JwtChecker, *, host: str, port: int
+        self,
+        function: LambdaFunction,
+        checker: JwtChecker,
+        *,
+        host: str,
+        port: int,
+        site: StaticSite | None = None,
     ) -> None:
         self.function = function
         self.checker = checker
+        #: The content calendar and its local sign-in, for requests no API route matches.
+        self.site = site or StaticSite.for_authorizer(
+            checker.secret, checker.issuer, checker.audience
+        )
         front = self
 
         class _Handler(BaseHTTPRequestHandler):
@@ -241,6 +252,12 @@ class ApiFront:
             return
         body = request.rfile.read(length) if length else b""
         route = match_route(request.command, urlsplit(request.path).path)
+        page = (
+            None if route else self.site.answer(request.command, urlsplit(request.path).path, body)
+        )
+        if page is not None:
+            self._send(request, *page)
+            return
         if route is None:
             self._send(
                 request, 404, [("content-type", "application/json")], b'{"message":"Not Found"}'

@@ -1,0 +1,277 @@
+"""The content calendar in a real browser against the local stack (issue 15).
+
+Each test signs in as its own user, so tests do not see each other's posts or channels.
+Accessibility: axe-core (bundled by axe-playwright-python) on each view, no serious or
+critical violation.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
+
+from local.receiver import Receiver
+from scheduled_posts.clock import format_instant, parse_instant
+from tests.browser.conftest import Stack
+
+pytestmark = pytest.mark.browser
+
+_axe = Axe()
+
+
+def _assert_accessible(page: Any, view: str) -> None:
+    results = _axe.run(page)
+    assert results.response["passes"], "axe-core ran no check"
+    bad = [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']]}"
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert bad == [], f"{view}: {bad}"
+
+
+def _sign_in(page: Any, user: str) -> None:
+    page.get_by_label("User").fill(user)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect(page.get_by_role("button", name="New post")).to_be_visible()
+
+
+def _user() -> str:
+    return f"user-{uuid.uuid4().hex[:8]}"
+
+
+def _channel(stack: Stack, user: str, url: str = "http://127.0.0.1:9/hook") -> str:
+    reply = stack.client(user).request(
+        "POST", "/v1/channels", {"platform": "webhook", "name": "Blog hook", "url": url}
+    )
+    assert reply.status == 201, reply.body
+    return str(reply.body["channel_id"])
+
+
+def _post(stack: Stack, user: str, channel_id: str, publish_at: datetime, content: str) -> dict:
+    reply = stack.client(user).request(
+        "POST",
+        "/v1/scheduled-posts",
+        {"content": content, "publish_at": format_instant(publish_at), "channel_ids": [channel_id]},
+    )
+    assert reply.status == 201, reply.body
+    return dict(reply.body)
+
+
+def _slot(page: Any, when: datetime, zone: str) -> Any:
+    """The week view's day cell of ``when`` in ``zone``, moving to the next week if needed."""
+    local = when.astimezone(ZoneInfo(zone))
+    today = datetime.now(ZoneInfo(zone)).date()
+    if local.date() - timedelta(days=local.weekday()) > today - timedelta(days=today.weekday()):
+        page.get_by_role("button", name="Next").click()
+    return page.locator(f'li.day[data-date="{local.date().isoformat()}"]')
+
+
+def _transitions(zone: str, after: date) -> tuple[datetime, datetime]:
+    """The next spring-forward and fall-back local dates' wall times in ``zone``.
+
+    Returns (a wall time inside the gap, a wall time inside the overlap), naive.
+    """
+    tz = ZoneInfo(zone)
+    gap = overlap = None
+    day = after
+    while gap is None or overlap is None:
+        day += timedelta(days=1)
+        before = datetime(day.year, day.month, day.day, tzinfo=tz).utcoffset()
+        later = datetime(day.year, day.month, day.day, 12, tzinfo=tz).utcoffset()
+        assert before is not None and later is not None
+        if later > before and gap is None:
+            gap = datetime(day.year, day.month, day.day, 2, 30)
+        if later < before and overlap is None:
+            overlap = datetime(day.year, day.month, day.day, 1, 30)
+    return gap, overlap
+
+
+def test_calendar_post_from_api_shows_in_local_slot_and_turns_published(
+    stack: Stack, open_page: Callable[..., Any], screenshot_dir: Path
+) -> None:
+    # Given a post created through the API, due in a few seconds, to a live webhook receiver
+    user = _user()
+    receiver = Receiver().start()
+    try:
+        channel_id = _channel(stack, user, receiver.url)
+        publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=6)
+        _post(stack, user, channel_id, publish_at, "Launch day\nmore details below")
+        later = publish_at + timedelta(days=1, hours=3)
+        _post(stack, user, channel_id, later, "A second post for tomorrow")
+        zone = "America/New_York"
+        page = open_page(zone)
+        # When the user signs in
+        _sign_in(page, user)
+        expect(page.locator("#zone-name")).to_have_text(re.compile(r"^America/New_York \(UTC"))
+        # Then the post sits in its local day with its local time, first line and channel
+        cell = _slot(page, publish_at, zone)
+        item = cell.locator(".post")
+        local_time = publish_at.astimezone(ZoneInfo(zone)).strftime("%H:%M")
+        expect(item.first).to_contain_text(local_time)
+        expect(item.first).to_contain_text("Launch day")
+        expect(item.first).not_to_contain_text("more details")
+        expect(item.first).to_contain_text("To: Blog hook")
+        # And it turns published without a reload (the page polls)
+        expect(item.first.locator(".badge")).to_have_text(re.compile("Published"), timeout=30_000)
+        assert len(receiver.snapshot()) == 1
+        page.screenshot(path=str(screenshot_dir / "calendar-week.png"))
+        _assert_accessible(page, "week view")
+        # And its detail shows the lag, the delivery and the attempt
+        item.first.get_by_role("button").click()
+        detail = page.locator("#detail")
+        expect(detail.locator("#detail-title")).to_contain_text("Published")
+        expect(detail.locator("dl")).to_contain_text(re.compile(r"Publish lag\s*\d+\.\d{3} s"))
+        expect(
+            detail.locator("table").first.get_by_role("row", name=re.compile("Blog hook"))
+        ).to_contain_text("Published")
+        expect(detail.locator("table").nth(1)).to_contain_text("published")
+        expect(detail.get_by_role("button", name="Cancel post")).to_be_hidden()
+        page.screenshot(path=str(screenshot_dir / "calendar-post-detail.png"))
+        _assert_accessible(page, "post detail")
+        detail.get_by_role("button", name="Close").click()
+        # And the month view lists it too
+        page.get_by_role("button", name="Month").click()
+        month_cell = page.locator(
+            f'li.day[data-date="{publish_at.astimezone(ZoneInfo(zone)).date()}"]'
+        )
+        expect(month_cell).to_contain_text("Launch day")
+        _assert_accessible(page, "month view")
+    finally:
+        receiver.stop()
+
+
+@pytest.mark.parametrize("zone", ["Asia/Kolkata", "America/New_York"])
+def test_compose_in_browser_zone_stores_utc_instant(
+    stack: Stack, open_page: Callable[..., Any], screenshot_dir: Path, zone: str
+) -> None:
+    # Given a user with a channel, in a browser set to `zone`
+    user = _user()
+    _channel(stack, user)
+    page = open_page(zone)
+    _sign_in(page, user)
+    expect(page.locator("#zone-name")).to_have_text(
+        re.compile(rf"^{zone} \(UTC[+\u2212]\d\d:\d\d\)$")
+    )
+    local_day = datetime.now(ZoneInfo(zone)).date() + timedelta(days=3)
+    wall = f"{local_day.isoformat()}T09:30"
+    # When they compose a post for 09:30 local time three days ahead
+    page.get_by_role("button", name="New post").click()
+    dialog = page.get_by_role("dialog", name="New post")
+    dialog.get_by_label("Content").fill("Morning update: https://example.com/a-long-link")
+    dialog.get_by_label("Publish at").fill(wall)
+    expect(dialog.locator("#content-counts")).to_contain_text("Blog hook: 47 characters (no limit)")
+    expect(dialog.locator("#publish-hint")).to_contain_text(zone)
+    if zone == "Asia/Kolkata":
+        page.screenshot(path=str(screenshot_dir / "calendar-compose.png"))
+        _assert_accessible(page, "compose dialog")
+    dialog.get_by_role("button", name="Schedule", exact=True).click()
+    expect(dialog).to_be_hidden()
+    # Then the API stored that wall time's UTC instant
+    expected = datetime(
+        local_day.year, local_day.month, local_day.day, 9, 30, tzinfo=ZoneInfo(zone)
+    ).astimezone(UTC)
+    items = stack.client(user).request("GET", "/v1/scheduled-posts").body["items"]
+    assert [parse_instant(p["publish_at"]) for p in items] == [expected]
+
+
+def test_compose_on_dst_days_names_the_gap_and_asks_about_the_overlap(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a New York user composing a post
+    user = _user()
+    _channel(stack, user)
+    page = open_page("America/New_York")
+    _sign_in(page, user)
+    gap, overlap = _transitions("America/New_York", datetime.now(UTC).date())
+    page.get_by_role("button", name="New post").click()
+    dialog = page.get_by_role("dialog", name="New post")
+    dialog.get_by_label("Content").fill("DST check")
+    # When the time falls in the spring-forward gap, Then it is refused, never shifted
+    dialog.get_by_label("Publish at").fill(gap.strftime("%Y-%m-%dT%H:%M"))
+    expect(dialog.locator("#publish-error")).to_contain_text("does not exist in America/New_York")
+    expect(dialog.locator("#publish-error")).to_contain_text(gap.strftime("%Y-%m-%d") + " 03:00")
+    dialog.get_by_role("button", name="Schedule", exact=True).click()
+    expect(dialog).to_be_visible()
+    # When it falls in the fall-back overlap, Then the user must choose which one
+    dialog.get_by_label("Publish at").fill(overlap.strftime("%Y-%m-%dT%H:%M"))
+    expect(dialog.get_by_role("group", name=re.compile("happens twice"))).to_be_visible()
+    dialog.get_by_role("button", name="Schedule", exact=True).click()
+    expect(dialog.locator("#publish-error")).to_have_text("Choose which of the two times you mean.")
+    assert stack.client(user).request("GET", "/v1/scheduled-posts").body["items"] == []
+
+
+def test_edit_after_concurrent_change_reloads_with_message_then_cancel(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a post open for editing in the browser
+    user = _user()
+    channel_id = _channel(stack, user)
+    publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
+    post = _post(stack, user, channel_id, publish_at, "Original text")
+    page = open_page("Asia/Kolkata", poll_ms=60_000, expected_statuses=(412,))
+    _sign_in(page, user)
+    _slot(page, publish_at, "Asia/Kolkata").get_by_role("button").first.click()
+    detail = page.locator("#detail")
+    expect(detail).to_contain_text("Original text")
+    detail.get_by_role("button", name="Edit").click()
+    dialog = page.get_by_role("dialog", name="Edit post")
+    # When someone else changes it meanwhile
+    reply = stack.client(user).request(
+        "PATCH",
+        f"/v1/scheduled-posts/{post['schedule_id']}",
+        {"content": "Changed elsewhere"},
+        headers={"If-Match": f'"{post["version"]}"'},
+    )
+    assert reply.status == 200, reply.body
+    dialog.get_by_label("Content").fill("My edit")
+    dialog.get_by_role("button", name="Save changes").click()
+    # Then the page says so and shows the latest version instead of overwriting it
+    expect(dialog.locator("#compose-error")).to_contain_text("changed elsewhere")
+    expect(dialog.get_by_label("Content")).to_have_value("Changed elsewhere")
+    got = stack.client(user).request("GET", f"/v1/scheduled-posts/{post['schedule_id']}").body
+    assert got["content"] == "Changed elsewhere"
+    dialog.get_by_role("button", name="Close").click()
+    # When the user cancels the post and confirms
+    _slot(page, publish_at, "Asia/Kolkata").get_by_role("button").first.click()
+    detail.get_by_role("button", name="Cancel post").click()
+    confirm = page.get_by_role("dialog", name="Cancel this post?")
+    confirm.get_by_role("button", name="Cancel post").click()
+    # Then it is cancelled, on the page and in the API
+    expect(detail.locator("#detail-title")).to_contain_text("Cancelled")
+    got = stack.client(user).request("GET", f"/v1/scheduled-posts/{post['schedule_id']}").body
+    assert got["status"] == "cancelled"
+
+
+def test_add_channel_shows_signing_secret_once(stack: Stack, open_page: Callable[..., Any]) -> None:
+    # Given a signed-in user on the channels view
+    user = _user()
+    page = open_page("Asia/Kolkata")
+    _sign_in(page, user)
+    page.get_by_role("button", name="Channels").click()
+    # When they add a webhook channel
+    page.get_by_label("Name", exact=True).fill("Newsletter")
+    page.get_by_label("Webhook URL").fill("http://127.0.0.1:9/newsletter")
+    page.get_by_role("button", name="Add channel").click()
+    # Then the secret is shown once, with a copy button, and the channel is listed
+    secret = page.locator("#secret-value")
+    expect(secret).to_have_text(re.compile(r"\S{16,}"))
+    expect(page.get_by_role("button", name="Copy secret")).to_be_visible()
+    expect(page.get_by_role("row", name=re.compile("Newsletter"))).to_be_visible()
+    _assert_accessible(page, "channels view")
+    shown = secret.inner_text()
+    page.get_by_role("button", name="I stored it").click()
+    expect(page.locator("#secret-box")).to_be_hidden()
+    assert shown not in page.content()
+    channels = stack.client(user).request("GET", "/v1/channels").body["items"]
+    assert [c["name"] for c in channels] == ["Newsletter"]
+    assert all("signing_secret" not in c for c in channels)

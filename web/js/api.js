@@ -1,0 +1,83 @@
+// The public HTTP API (openapi.json), with the bearer token and problem+json turned into errors.
+
+export class ApiError extends Error {
+  /** `status` (HTTP), `problem` (RFC 9457 body or null), `fields` ({name: message}). */
+  constructor(status, problem, fallback) {
+    const detail = problem && (problem.detail || problem.title || problem.message);
+    super(detail || fallback || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem;
+    this.fields = {};
+    for (const e of (problem && problem.errors) || []) {
+      const loc = Array.isArray(e.loc) ? e.loc : [];
+      // ["body", "channel_ids", 0] -> "channel_ids"; ["header", "If-Match"] -> "If-Match".
+      const name = String(loc.length > 1 ? loc[1] : loc[0] || "");
+      const msg = String(e.msg || "is not valid");
+      this.fields[name] = this.fields[name] ? `${this.fields[name]}; ${msg}` : msg;
+    }
+  }
+}
+
+export class Api {
+  /** `base` is the API's origin ("" when the page and the API share one); `tokens()` gives the bearer. */
+  constructor(base, tokens, onUnauthorized) {
+    this.base = (base || "").replace(/\/$/, "");
+    this.tokens = tokens;
+    this.onUnauthorized = onUnauthorized;
+  }
+
+  async request(method, path, { body, headers = {}, expectEtag = false } = {}) {
+    const token = await this.tokens();
+    const init = { method, headers: { Accept: "application/json", ...headers } };
+    if (token) init.headers.Authorization = `Bearer ${token}`;
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(this.base + path, init);
+    } catch {
+      throw new ApiError(0, null, "The service cannot be reached. Check your connection and try again.");
+    }
+    const text = await response.text();
+    let data = null;
+    if (text) {
+      try { data = JSON.parse(text); } catch { data = null; }
+    }
+    if (response.status === 401 && this.onUnauthorized) this.onUnauthorized();
+    if (!response.ok) throw new ApiError(response.status, data, response.statusText);
+    if (expectEtag) return { data, etag: response.headers.get("ETag") };
+    return data;
+  }
+
+  async listPosts(fromIso, toIso) {
+    const items = [];
+    let cursor = null;
+    do {
+      const q = new URLSearchParams({ from: fromIso, to: toIso, limit: "100" });
+      if (cursor) q.set("cursor", cursor);
+      const page = await this.request("GET", `/v1/scheduled-posts?${q}`);
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor && items.length < 1000);
+    return items;
+  }
+
+  getPost(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}`); }
+  attempts(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}/attempts`); }
+  createPost(body, key) {
+    return this.request("POST", "/v1/scheduled-posts", { body, headers: { "Idempotency-Key": key } });
+  }
+  updatePost(id, version, body) {
+    return this.request("PATCH", `/v1/scheduled-posts/${encodeURIComponent(id)}`, {
+      body, headers: { "If-Match": `"${version}"` },
+    });
+  }
+  cancelPost(id) { return this.request("DELETE", `/v1/scheduled-posts/${encodeURIComponent(id)}`); }
+  retryPost(id) { return this.request("POST", `/v1/scheduled-posts/${encodeURIComponent(id)}/retry`); }
+  listChannels() { return this.request("GET", "/v1/channels").then((r) => r.items); }
+  createChannel(body) { return this.request("POST", "/v1/channels", { body }); }
+  rotateSecret(id) { return this.request("POST", `/v1/channels/${encodeURIComponent(id)}/rotate-secret`); }
+  deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
+}
