@@ -67,8 +67,20 @@ format: venv ## Apply ruff's fixes and formatting
 unit: venv ## The test suite only
 	$(BIN)/pytest -q
 
-test: venv lint typecheck synth ## What CI runs: lint, types, the whole test suite, infra checks
+test: venv chromium lint typecheck synth ## What CI runs: lint, types, the whole test suite, infra checks
 	$(BIN)/pytest -q
+
+# Debian's Chromium for the browser tests (tests/browser), driven by Playwright through its
+# executable path. `playwright install` downloads browsers from a CDN and is never used.
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+.PHONY: chromium screenshots
+chromium: ## Install Debian's chromium with apt-get when missing (browser tests)
+	@test -x $(CHROMIUM) || { $(SUDO) apt-get update -qq && \
+		$(SUDO) apt-get install -y --no-install-recommends chromium; }
+
+screenshots: venv chromium ## Regenerate docs/screenshots/ from the browser tests
+	SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
 openapi: venv ## Write openapi.json from the API's code
 	$(PY) -m functions.api.openapi > openapi.json
