@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import jsii
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw_v1
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
@@ -73,6 +73,7 @@ class ApiConstruct(Construct):
         ``$default``, auto-deployed, throttled, access-logged.
     function : aws_lambda.Function
     user_pool, user_pool_client : Cognito resources, or None with an external issuer.
+    user_pool_domain : The Cognito hosted UI's domain when there is a user pool and a site.
     cursor_secret : aws_secretsmanager.Secret
         HMAC key for pagination cursors, read by the API through Powertools parameters.
     """
@@ -90,9 +91,14 @@ class ApiConstruct(Construct):
         layer: lambda_.ILayerVersion,
         runtime: lambda_.Runtime,
         functions_root: Path,
+        site_origin: str | None = None,
     ) -> None:
+        """``site_origin`` (``https://<host>``): the content calendar's origin; when given, CORS
+        allows it alone, and the Cognito app client gets the authorization-code flow with PKCE
+        and the site as its callback and sign-out URL, on a hosted UI domain."""
         super().__init__(scope, construct_id)
         self._config = config
+        self._site_origin = site_origin
         removal = RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY
         self.cursor_secret = secretsmanager.Secret(
             self,
@@ -128,6 +134,7 @@ class ApiConstruct(Construct):
 
         self.user_pool: cognito.UserPool | None = None
         self.user_pool_client: cognito.UserPoolClient | None = None
+        self.user_pool_domain: cognito.UserPoolDomain | None = None
         authorizer = self._build_authorizer(removal)
         self.http_api = apigw.HttpApi(
             self,
@@ -135,6 +142,7 @@ class ApiConstruct(Construct):
             description="scheduled-posts API",
             create_default_stage=False,
             default_authorizer=authorizer,
+            cors_preflight=self._cors(),
         )
         self.stage = self._build_stage()
         self._build_routes()
@@ -168,7 +176,22 @@ class ApiConstruct(Construct):
                 prevent_user_existence_errors=True,
                 id_token_validity=Duration.hours(1),
                 access_token_validity=Duration.hours(1),
+                o_auth=self._o_auth_settings(),
+                supported_identity_providers=(
+                    None
+                    if self._site_origin is None
+                    else [cognito.UserPoolClientIdentityProvider.COGNITO]
+                ),
             )
+            if self._site_origin is not None:
+                # Prefixes are global across AWS accounts: the account id keeps ours unique.
+                self.user_pool_domain = self.user_pool.add_domain(
+                    "HostedUi",
+                    cognito_domain=cognito.CognitoDomainOptions(
+                        domain_prefix=f"{self._config.service_name}-{self._config.stage}-"
+                        f"{Aws.ACCOUNT_ID}"
+                    ),
+                )
             region = Stack.of(self).region
             issuer = f"https://cognito-idp.{region}.amazonaws.com/{self.user_pool.user_pool_id}"
             audience = [self.user_pool_client.user_pool_client_id]
@@ -177,6 +200,42 @@ class ApiConstruct(Construct):
             issuer,
             jwt_audience=audience,
             identity_source=["$request.header.Authorization"],
+        )
+
+    def _o_auth_settings(self) -> cognito.OAuthSettings | None:
+        """OAuth settings of the app client for the content calendar: the authorization-code
+        flow only (no implicit flow; the page sends a PKCE ``code_challenge``, RFC 7636), the
+        site as callback and sign-out URL. None without a site (CDK's defaults, as before)."""
+        if self._site_origin is None:
+            return None
+        home = f"{self._site_origin}/"
+        return cognito.OAuthSettings(
+            flows=cognito.OAuthFlows(authorization_code_grant=True),
+            scopes=[
+                cognito.OAuthScope.OPENID,
+                cognito.OAuthScope.EMAIL,
+                cognito.OAuthScope.PROFILE,
+            ],
+            callback_urls=[home],
+            logout_urls=[home],
+        )
+
+    def _cors(self) -> apigw.CorsPreflightOptions | None:
+        """CORS for the content calendar's origin only (API Gateway answers the preflight
+        before the authorizer: "Configuring CORS for an HTTP API")."""
+        if self._site_origin is None:
+            return None
+        return apigw.CorsPreflightOptions(
+            allow_origins=[self._site_origin],
+            allow_methods=[
+                apigw.CorsHttpMethod.GET,
+                apigw.CorsHttpMethod.POST,
+                apigw.CorsHttpMethod.PATCH,
+                apigw.CorsHttpMethod.DELETE,
+            ],
+            allow_headers=["authorization", "content-type", "if-match", "idempotency-key"],
+            expose_headers=["etag"],
+            max_age=Duration.hours(1),
         )
 
     def _build_stage(self) -> apigw.HttpStage:

@@ -15,6 +15,7 @@ from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
 from infra.layer import SharedLayerConstruct
 from infra.monitoring import MonitoringConstruct
+from infra.site import SiteConstruct
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,11 @@ class SourcePaths:
         return self.root / "layers" / "common" / "python"
 
     @property
+    def web(self) -> Path:
+        """``web/``: the content calendar's files, uploaded as they are (no build step)."""
+        return self.root / "web"
+
+    @property
     def requirements(self) -> Path:
         """``requirements.txt``: the runtime requirements bundled into the layer."""
         return self.root / "requirements.txt"
@@ -44,7 +50,7 @@ class ScheduledPostsStack(Stack):
 
     Attributes
     ----------
-    data, dispatch, api, monitoring : the constructs, for tests and other stacks.
+    data, dispatch, site, api, monitoring : the constructs, for tests and other stacks.
     """
 
     def __init__(
@@ -78,6 +84,7 @@ class ScheduledPostsStack(Stack):
             runtime=shared.runtime,
             functions_root=paths.functions,
         )
+        self.site = SiteConstruct(self, "Site", config=config, web_root=paths.web)
         self.api = ApiConstruct(
             self,
             "Api",
@@ -89,7 +96,9 @@ class ScheduledPostsStack(Stack):
             layer=shared.layer,
             runtime=shared.runtime,
             functions_root=paths.functions,
+            site_origin=self.site.origin,
         )
+        self.site_content = self.site.publish(runtime_config=self._site_config(config))
         self.monitoring = MonitoringConstruct(
             self,
             "Monitoring",
@@ -106,8 +115,25 @@ class ScheduledPostsStack(Stack):
         self._add_outputs()
         self._acknowledge()
 
+    def _site_config(self, config: StageConfig) -> dict[str, str]:
+        """The deployed page's ``config.json``: the API and its OIDC sign-in (web/js/auth.js)."""
+        site = {"auth": "oidc", "api_base": self.api.url}
+        pool, client = self.api.user_pool, self.api.user_pool_client
+        if pool is not None and client is not None and self.api.user_pool_domain is not None:
+            client_id = client.user_pool_client_id
+            return {
+                **site,
+                "authority": f"https://cognito-idp.{self.region}.amazonaws.com/{pool.user_pool_id}",
+                "client_id": client_id,
+                "logout_url": f"{self.api.user_pool_domain.base_url()}/logout?"
+                f"client_id={client_id}&logout_uri={self.site.origin}/",
+            }
+        assert config.jwt_issuer is not None  # StageConfig: issuer and audience come together
+        return {**site, "authority": config.jwt_issuer, "client_id": config.jwt_audience[0]}
+
     def _add_outputs(self) -> None:
         CfnOutput(self, "ApiUrl", value=self.api.url, description="Base URL of the HTTP API")
+        CfnOutput(self, "SiteUrl", value=f"{self.site.origin}/", description="Content calendar")
         if self.api.user_pool is not None and self.api.user_pool_client is not None:
             CfnOutput(self, "UserPoolId", value=self.api.user_pool.user_pool_id)
             CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
@@ -201,6 +227,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
             "invalidates every open cursor, so it is rotated by redeploying, not on a schedule.",
         )
     )
+    acks += _site_acknowledgements(stack)
     if stack.api.user_pool is not None:
         acks += [
             (
@@ -216,6 +243,69 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "operator; sign-up is admin-only and passwords need 12+ mixed characters.",
             ),
         ]
+    return acks
+
+
+def _site_acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str, str]]:
+    """The content calendar's CloudFront distribution and CDK's BucketDeployment handler."""
+    distribution = stack.site.distribution
+    acks: list[tuple[IConstruct, str, str]] = [
+        (
+            distribution,
+            f"{_NAG}CFR1",
+            "The calendar serves creators wherever they are; it holds only static files, "
+            "and every API call is authorised by the JWT authorizer.",
+        ),
+        (
+            distribution,
+            f"{_NAG}CFR2",
+            "Static files only (no server-side logic behind CloudFront); the API has its own "
+            "stage throttling. A WAF web ACL is a per-deployment cost decision.",
+        ),
+        (
+            distribution,
+            f"{_NAG}CFR4",
+            "The default *.cloudfront.net certificate's security policy is fixed by CloudFront "
+            "(TLSv1); a custom domain with an ACM certificate and TLSv1.2_2021 needs a domain "
+            "the stage config does not have.",
+        ),
+    ]
+    # CDK's BucketDeployment runs one singleton Lambda per stack (and memory size) whose
+    # role and runtime CDK owns; its grants are scoped to the asset and site buckets.
+    handlers = [c for c in stack.node.children if c.node.id.startswith("Custom::CDKBucketDeploy")]
+    for handler in handlers:
+        acks += [
+            (
+                handler,
+                f"{_NAG}IAM4[{_BASIC_EXECUTION}]",
+                "CDK's BucketDeployment handler: logs only (AWSLambdaBasicExecutionRole).",
+            ),
+            (
+                handler,
+                f"{_NAG}L1",
+                "CDK's BucketDeployment handler: its runtime is chosen by aws-cdk-lib.",
+            ),
+        ]
+        for finding in (
+            "Action::s3:Abort*",
+            "Action::s3:DeleteObject*",
+            "Action::s3:GetBucket*",
+            "Action::s3:GetObject*",
+            "Action::s3:List*",
+            f"Resource::<{stack.get_logical_id(_cfn(stack.site.bucket))}.Arn>/*",
+            "Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-"
+            "<AWS::Region>/*",
+            "Resource::*",
+        ):
+            acks.append(
+                (
+                    handler,
+                    f"{_NAG}IAM5[{finding}]",
+                    "CDK's BucketDeployment grants (grant_read on the asset bucket, "
+                    "grant_read_write on the site bucket, cloudfront:CreateInvalidation/"
+                    "GetInvalidation, which support no resource-level scoping here).",
+                )
+            )
     return acks
 
 

@@ -5,8 +5,8 @@ page calls the API without CORS, as the deployed page does through its CORS-allo
 Three kinds of answers, for requests that match no API route:
 
 * ``GET``/``HEAD`` of a file under ``web/`` (``/`` is ``index.html``), with the security headers
-  the deployed CloudFront distribution adds (``infra/site.py``; a test keeps the two policies
-  equal but for ``connect-src``);
+  the deployed CloudFront distribution adds (both from ``infra/security_headers.py``; only
+  ``connect-src`` differs);
 * ``GET /config.json``: ``{"auth": "local", "api_base": ""}``, which tells the page to offer the
   local sign-in (the deployment writes its own ``config.json`` naming Cognito);
 * ``POST /local/token`` with ``{"sub": "<user>"}``: ``{"access_token", "token_type",
@@ -23,6 +23,7 @@ import mimetypes
 from collections.abc import Callable
 from pathlib import Path
 
+from infra.security_headers import FRAME_OPTIONS, REFERRER_POLICY, content_security_policy
 from local.config import LocalConfig
 from local.token import DEFAULT_TTL_SECONDS, make_token
 
@@ -33,34 +34,13 @@ MAX_SUB_LENGTH = 255
 #: Largest ``POST /local/token`` body read, in bytes.
 MAX_TOKEN_BODY_BYTES = 4096
 
-#: The page's Content-Security-Policy, but ``connect-src``: scripts, styles and images from the
-#: page's origin only, no inline code, no plugins, no framing (CSP Level 3, W3C).
-CSP_BASE = (
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "manifest-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "object-src 'none'",
-)
-
-
-def content_security_policy(connect_src: str) -> str:
-    """The whole policy: :data:`CSP_BASE` plus ``connect-src <connect_src>``."""
-    return "; ".join((*CSP_BASE, f"connect-src {connect_src}"))
-
-
-#: Headers on every static answer (the deployed ones come from CloudFront's response headers
-#: policy: nosniff, no referrer, no framing).
+#: Headers on every static answer: those CloudFront's response headers policy adds to the
+#: deployed site (``infra/security_headers.py``), with ``connect-src 'self'`` (the API's origin).
 SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
-    ("content-security-policy", content_security_policy("'self'")),
+    ("content-security-policy", content_security_policy()),
     ("x-content-type-options", "nosniff"),
-    ("referrer-policy", "no-referrer"),
-    ("x-frame-options", "DENY"),
+    ("referrer-policy", REFERRER_POLICY),
+    ("x-frame-options", FRAME_OPTIONS),
     ("cache-control", "no-cache"),
 )
 
