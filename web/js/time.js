@@ -195,7 +195,7 @@ export function viewDays(view, anchor) {
     const days = [];
     for (let d = start; days.length < 42; d = addDays(d, 1)) days.push(d);
     // Drop a trailing week that lies wholly in the next month.
-    while (days.length > 35 && days[days.length - 7].month !== anchor.month) days.splice(-7);
+    while (days.length > 28 && days[days.length - 7].month !== anchor.month) days.splice(-7);
     return days;
   }
   const start = addDays(anchor, -weekday(anchor));
