@@ -154,7 +154,8 @@ class SiteConstruct(Construct):
             self,
             "Content",
             sources=[
-                s3deploy.Source.asset(str(self._web_root)),
+                # The page's Node tests stay out of the bucket.
+                s3deploy.Source.asset(str(self._web_root), exclude=["tests"]),
                 s3deploy.Source.json_data("config.json", runtime_config),
             ],
             destination_bucket=self.bucket,

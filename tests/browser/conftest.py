@@ -31,8 +31,6 @@ from local.client import ApiClient
 from local.config import LocalConfig
 from local.token import make_token
 
-pytestmark = pytest.mark.browser
-
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 JWT_SECRET = "browser-tests-secret-long-enough-for-hs256"

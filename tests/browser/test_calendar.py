@@ -146,6 +146,14 @@ def test_calendar_post_from_api_shows_in_local_slot_and_turns_published(
         )
         expect(month_cell).to_contain_text("Launch day")
         _assert_accessible(page, "month view")
+        # And Previous / Next / Today move by a month here
+        title = page.locator("#range-title")
+        this_month = datetime.now(ZoneInfo(zone)).strftime("%B %Y")
+        expect(title).to_have_text(this_month)
+        page.get_by_role("button", name="Next").click()
+        expect(title).not_to_have_text(this_month)
+        page.get_by_role("button", name="Today").click()
+        expect(title).to_have_text(this_month)
     finally:
         receiver.stop()
 
@@ -278,6 +286,13 @@ def test_add_channel_shows_signing_secret_once(stack: Stack, open_page: Callable
     page.get_by_role("button", name="I stored it").click()
     expect(page.locator("#secret-box")).to_be_hidden()
     assert shown not in page.content()
+    # When they rotate it, Then a new secret is shown once
+    page.get_by_role("button", name="Rotate secret of Newsletter").click()
+    page.get_by_role("dialog", name="Rotate the signing secret?").get_by_role(
+        "button", name="Rotate"
+    ).click()
+    expect(secret).to_have_text(re.compile(r"\S{16,}"))
+    assert secret.inner_text() != shown
     channels = stack.client(user).request("GET", "/v1/channels").body["items"]
     assert [c["name"] for c in channels] == ["Newsletter"]
     assert all("signing_secret" not in c for c in channels)

@@ -214,7 +214,16 @@ function postItem(post) {
     h("span", { class: "post-channels" }, `To: ${channels}`)));
 }
 
+let rendered = ""; // what the grid shows now: a re-render that changes nothing is skipped
+
 function renderCalendar(days) {
+  const signature = JSON.stringify([state.view, days[0], days.length, state.channels.map((c) => c.name),
+    state.posts.map((p) => [p.schedule_id, p.version, p.status, p.publish_at])]);
+  if (signature === rendered && $("calendar").childElementCount) return;
+  rendered = signature;
+  // Polling re-renders the grid: keep keyboard focus on the same post.
+  const focused = document.activeElement && document.activeElement.dataset
+    ? document.activeElement.dataset.scheduleId : undefined;
   $("range-title").textContent = rangeTitle(days);
   const byDay = new Map();
   for (const post of state.posts) {
@@ -241,6 +250,10 @@ function renderCalendar(days) {
     ? h("ol", { class: "weekdays", "aria-hidden": "true" }, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((n) => h("li", {}, n)))
     : null;
   $("calendar").replaceChildren(...[head, h("ol", { class: `grid grid-${state.view}`, "aria-label": rangeTitle(days) }, cells)].filter(Boolean));
+  if (focused) {
+    const again = $("calendar").querySelector(`[data-schedule-id="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
 }
 
 // ------------------------------------------------------------------ polling
