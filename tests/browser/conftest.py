@@ -1,10 +1,11 @@
 """Browser tests of the content calendar (``web/``): Debian's Chromium driven by Playwright.
 
 One local stack (``python -m local run``, its own embedded AWS) runs in a subprocess on free
-ports for the whole session, with the e2e test's shrunk timings so a post publishes within
-seconds. Chromium is ``/usr/bin/chromium`` (``make chromium`` installs it with apt-get);
-``playwright install`` downloads browsers from a CDN and is never used. Each page records its
-console errors and uncaught exceptions; a test fails when there is any.
+ports for the whole session (``local/emulation/runner.py``), with the e2e test's shrunk timings
+so a post publishes within seconds. Chromium is ``/usr/bin/chromium`` (``make chromium``
+installs it with apt-get); ``playwright install`` downloads browsers from a CDN and is never
+used. Each page records its console errors and uncaught exceptions; a test fails when there is
+any.
 
 Screenshots go to ``SCREENSHOT_DIR`` (``make screenshots`` sets ``docs/screenshots``), else to
 the test's temporary folder, so the same steps run either way.
@@ -13,13 +14,6 @@ the test's temporary folder, so the same steps run either way.
 from __future__ import annotations
 
 import os
-import queue
-import signal
-import socket
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,18 +23,27 @@ import pytest
 
 from local.client import ApiClient
 from local.config import LocalConfig
+from local.emulation.runner import StackProcess, free_port, stack_environment
 from local.token import make_token
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 JWT_SECRET = "browser-tests-secret-long-enough-for-hs256"
 START_TIMEOUT = 60.0
+STOP_TIMEOUT = 15.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+#: The e2e test's shrunk timings: 1 s sweeps, a 4 s lookahead, a 5 s delivery timeout so the
+#: 10 s lease outlives one post's processing (the deployed sizing rule).
+SETTINGS = {
+    "SWEEP_INTERVAL_SECONDS": "1",
+    "LOOKAHEAD_SECONDS": "4",
+    "WATCHDOG_INTERVAL_SECONDS": "2",
+    "RECONCILE_INTERVAL_SECONDS": "5",
+    "LEASE_SECONDS": "10",
+    "DELIVERY_TIMEOUT_SECONDS": "5",
+    "POLL_WAIT_SECONDS": "1",
+    "LOCAL_LOG_LEVEL": "WARNING",
+}
 
 
 @dataclass
@@ -48,8 +51,6 @@ class Stack:
     """The running local stack: its base URL and API clients per user."""
 
     url: str
-    process: subprocess.Popen[str]
-    output: list[str] = field(default_factory=list)
 
     def client(self, user: str) -> ApiClient:
         """An API client with a local token for ``user``."""
@@ -58,59 +59,15 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def stack() -> Iterator[Stack]:
-    """``python -m local run`` on free ports until the session ends."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
-    env.update(
-        PYTHONPATH=f"{ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{ROOT}",
-        LOCAL_JWT_SECRET=JWT_SECRET,
-        AWS_PORT=str(_free_port()),
-        API_PORT=str(_free_port()),
-        LOCAL_LOG_LEVEL="WARNING",
-        SWEEP_INTERVAL_SECONDS="1",
-        LOOKAHEAD_SECONDS="4",
-        WATCHDOG_INTERVAL_SECONDS="2",
-        RECONCILE_INTERVAL_SECONDS="5",
-        LEASE_SECONDS="10",
-        WORKER_TIMEOUT_SECONDS="20",
-        POLL_WAIT_SECONDS="1",
+    """``python -m local run`` (with its own embedded AWS) on free ports for the session."""
+    process = StackProcess(
+        stack_environment(
+            JWT_SECRET, AWS_PORT=str(free_port()), API_PORT=str(free_port()), **SETTINGS
+        )
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "local", "run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    output: list[str] = []
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            output.append(line.rstrip())
-            lines.put(line.rstrip())
-
-    threading.Thread(target=read, daemon=True).start()
-    url = None
-    deadline = time.monotonic() + START_TIMEOUT
-    while url is None and time.monotonic() < deadline and process.poll() is None:
-        try:
-            line = lines.get(timeout=0.5)
-        except queue.Empty:
-            continue
-        if line.startswith("API ready at "):
-            url = line.removeprefix("API ready at ")
-    if url is None:
-        process.kill()
-        raise AssertionError("the local stack did not start:\n" + "\n".join(output[-40:]))
-    yield Stack(url, process, output)
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    url = process.wait_ready(START_TIMEOUT)
+    yield Stack(url)
+    process.stop(STOP_TIMEOUT)
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from local.receiver import Receiver
+from local.emulation.receiver import Receiver
 from scheduled_posts.clock import format_instant, parse_instant
 from tests.browser.conftest import Stack
 
