@@ -114,8 +114,8 @@ class Console:
 
 @pytest.fixture
 def open_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
-    """``open_page(timezone_id, poll_ms, expected_statuses)``: a new context and page on the
-    calendar, console watched.
+    """``open_page(timezone_id, poll_ms, expected_statuses, navigate)``: a new context and page
+    on the calendar (``navigate=False``: not loaded yet, for routes), console watched.
 
     The test fails at teardown when any page logged a console error or threw, except the
     browser's own report of an HTTP status listed in ``expected_statuses``.
@@ -127,6 +127,7 @@ def open_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
         timezone_id: str = "America/New_York",
         poll_ms: int = 500,
         expected_statuses: tuple[int, ...] = (),
+        navigate: bool = True,
     ) -> Any:
         console.expected_statuses += expected_statuses
         context = browser.new_context(
@@ -135,7 +136,8 @@ def open_page(browser: Any, stack: Stack) -> Iterator[Callable[..., Any]]:
         contexts.append(context)
         page = console.watch(context.new_page())
         page.set_default_timeout(10_000)
-        page.goto(f"{stack.url}/?poll_ms={poll_ms}")
+        if navigate:
+            page.goto(f"{stack.url}/?poll_ms={poll_ms}")
         return page
 
     yield opener

@@ -7,21 +7,29 @@ critical violation.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
+import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 from zoneinfo import ZoneInfo
 
+import jwt
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
+from local.config import LocalConfig
 from local.emulation.receiver import Receiver
+from local.token import make_token
 from scheduled_posts.clock import format_instant, parse_instant
-from tests.browser.conftest import Stack
+from tests.browser.conftest import JWT_SECRET, Stack
 
 pytestmark = pytest.mark.browser
 
@@ -296,3 +304,82 @@ def test_add_channel_shows_signing_secret_once(stack: Stack, open_page: Callable
     channels = stack.client(user).request("GET", "/v1/channels").body["items"]
     assert [c["name"] for c in channels] == ["Newsletter"]
     assert all("signing_secret" not in c for c in channels)
+
+
+def test_oidc_sign_in_uses_code_flow_with_pkce_and_keeps_tokens_in_memory(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given the page configured as deployed ("auth": "oidc"), with a stand-in identity provider
+    # on the page's own origin (Playwright routes; the CSP allows only 'self' here)
+    authority = f"{stack.url}/idp"
+    access_token = make_token("oidc-user", LocalConfig(jwt_secret=JWT_SECRET))
+    seen: dict[str, dict[str, str]] = {}
+
+    def config(route: Any) -> None:
+        body = {"auth": "oidc", "api_base": "", "authority": authority, "client_id": "cal"}
+        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
+
+    def provider(route: Any) -> None:
+        url = urlsplit(route.request.url)
+        if url.path.endswith("/.well-known/openid-configuration"):
+            route.fulfill(
+                status=200,
+                content_type="application/json",
+                body=json.dumps(
+                    {
+                        "issuer": authority,
+                        "authorization_endpoint": f"{authority}/authorize",
+                        "token_endpoint": f"{authority}/token",
+                        "response_types_supported": ["code"],
+                    }
+                ),
+            )
+        elif url.path.endswith("/authorize"):
+            query = dict(parse_qsl(url.query))
+            seen["authorize"] = query
+            target = f"{query['redirect_uri']}?code=the-code&state={query['state']}"
+            route.fulfill(status=302, headers={"location": target})
+        elif url.path.endswith("/token"):
+            form = dict(parse_qsl(route.request.post_data or ""))
+            seen["token"] = form
+            now = int(time.time())
+            id_token = jwt.encode(
+                {"iss": authority, "aud": "cal", "sub": "oidc-user", "email": "ada@example.com",
+                 "iat": now, "exp": now + 3600},
+                "id-token-test-key-long-enough-for-hs256",
+                algorithm="HS256",
+            )  # fmt: skip
+            route.fulfill(
+                status=200,
+                content_type="application/json",
+                body=json.dumps(
+                    {
+                        "access_token": access_token,
+                        "id_token": id_token,
+                        "token_type": "Bearer",
+                        "expires_in": 3600,
+                    }
+                ),
+            )
+        else:
+            route.fulfill(status=404, body="")
+
+    page = open_page("Asia/Kolkata", navigate=False)
+    page.route(f"{stack.url}/config.json", config)
+    page.route(f"{authority}/**", provider)
+    page.goto(f"{stack.url}/")
+    # When the user presses Sign in (no User field in a deployment)
+    expect(page.get_by_label("User")).to_be_hidden()
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    # Then they come back signed in, through the authorization-code flow with PKCE (RFC 7636)
+    expect(page.locator("#account-name")).to_have_text("ada@example.com")
+    expect(page.get_by_role("button", name="New post")).to_be_visible()
+    authorize, token = seen["authorize"], seen["token"]
+    assert (authorize["response_type"], authorize["code_challenge_method"]) == ("code", "S256")
+    assert token["grant_type"] == "authorization_code" and token["code"] == "the-code"
+    digest = hashlib.sha256(token["code_verifier"].encode()).digest()
+    assert base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == authorize["code_challenge"]
+    assert "code=" not in page.url
+    # And the tokens are in memory only
+    stored = page.evaluate("JSON.stringify([{...localStorage}, {...sessionStorage}])")
+    assert access_token not in stored and "ada@example.com" not in stored
