@@ -1,0 +1,145 @@
+// Week and month views, Previous/Today/Next, and polling of the visible posts.
+
+import * as auth from "./auth.js";
+import { renderChannels } from "./channels.js";
+import { loadDetail, openDetail } from "./detail.js";
+import {
+  $,
+  POLL_MS,
+  TERMINAL,
+  badge,
+  channelName,
+  firstLine,
+  h,
+  problemText,
+  say,
+  state,
+  zone,
+} from "./shared.js";
+import * as t from "./time.js";
+
+// ------------------------------------------------------------------ views
+
+export function setView(view) {
+  state.view = view;
+  for (const b of document.querySelectorAll("[data-view]")) {
+    b.setAttribute("aria-pressed", String(b.dataset.view === view));
+  }
+  const calendar = view !== "channels";
+  $("calendar").hidden = !calendar;
+  $("range-title").hidden = !calendar;
+  $("move").hidden = !calendar;
+  $("channels").hidden = calendar;
+  if (calendar) refresh();
+  else renderChannels();
+}
+
+for (const b of document.querySelectorAll("[data-view]")) {
+  b.addEventListener("click", () => setView(b.dataset.view));
+}
+$("prev").addEventListener("click", () => { state.anchor = t.shiftAnchor(state.view, state.anchor, -1); refresh(); });
+$("next").addEventListener("click", () => { state.anchor = t.shiftAnchor(state.view, state.anchor, 1); refresh(); });
+$("today").addEventListener("click", () => { state.anchor = t.today(zone); refresh(); });
+
+export function visibleDays() {
+  return t.viewDays(state.view, state.anchor);
+}
+
+export async function refresh({ quiet = false } = {}) {
+  if (state.view === "channels") return;
+  const days = visibleDays();
+  const from = t.startOfDay(days[0], zone);
+  const to = t.startOfDay(t.addDays(days[days.length - 1], 1), zone);
+  try {
+    state.posts = await state.api.listPosts(t.toUtc(from), t.toUtc(to));
+    if (!quiet) say("");
+  } catch (err) {
+    say(`Could not load your posts: ${problemText(err)}`);
+    return;
+  }
+  renderCalendar(days);
+}
+
+export function rangeTitle(days) {
+  const fmt = (d, opts) => new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", ...opts })
+    .format(new Date(Date.UTC(d.year, d.month - 1, d.day)));
+  if (state.view === "month") return fmt(state.anchor, { month: "long", year: "numeric" });
+  const a = days[0];
+  const b = days[6];
+  return `Week of ${fmt(a, { day: "numeric", month: "long" })} \u2013 ${fmt(b, { day: "numeric", month: "long", year: "numeric" })}`;
+}
+
+export function postItem(post) {
+  const at = Date.parse(post.publish_at);
+  const channels = post.channel_ids.map(channelName).join(", ");
+  return h("li", { class: `post post-${post.status}` },
+    h("button", {
+      type: "button", class: "post-open", "data-schedule-id": post.schedule_id,
+      onclick: () => openDetail(post.schedule_id),
+    },
+    h("time", { datetime: post.publish_at }, t.timeOfDay(at, zone)), " ",
+    badge(post.status),
+    post.series_id ? h("span", { class: "recurring", title: "Part of a recurring schedule" }, h("span", { "aria-hidden": "true" }, "\u27F3"), " Recurring") : null,
+    h("span", { class: "post-text" }, firstLine(post.content)),
+    h("span", { class: "post-channels" }, `To: ${channels}`)));
+}
+
+export let rendered = ""; // what the grid shows now: a re-render that changes nothing is skipped
+
+export function renderCalendar(days) {
+  const signature = JSON.stringify([state.view, days[0], days.length, state.channels.map((c) => c.name),
+    state.posts.map((p) => [p.schedule_id, p.version, p.status, p.publish_at])]);
+  if (signature === rendered && $("calendar").childElementCount) return;
+  rendered = signature;
+  // Polling re-renders the grid: keep keyboard focus on the same post.
+  const focused = document.activeElement && document.activeElement.dataset
+    ? document.activeElement.dataset.scheduleId : undefined;
+  $("range-title").textContent = rangeTitle(days);
+  const byDay = new Map();
+  for (const post of state.posts) {
+    const key = t.dateKey(Date.parse(post.publish_at), zone);
+    if (!byDay.has(key)) byDay.set(key, []);
+    byDay.get(key).push(post);
+  }
+  const todayKey = t.dayKey(t.today(zone));
+  const fmtDay = (d, opts) => new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", ...opts })
+    .format(new Date(Date.UTC(d.year, d.month - 1, d.day)));
+  const cells = days.map((d) => {
+    const key = t.dayKey(d);
+    const posts = byDay.get(key) || [];
+    const outside = state.view === "month" && d.month !== state.anchor.month;
+    return h("li", {
+      class: `day${key === todayKey ? " today" : ""}${outside ? " outside" : ""}`,
+      "data-date": key,
+      "aria-label": `${fmtDay(d, { weekday: "long", day: "numeric", month: "long" })}${key === todayKey ? " (today)" : ""}, ${posts.length} post${posts.length === 1 ? "" : "s"}`,
+    },
+    h("h3", { class: "day-title" }, fmtDay(d, state.view === "month" ? { day: "numeric" } : { weekday: "short", day: "numeric", month: "short" })),
+    posts.length ? h("ul", { class: "posts" }, posts.map(postItem)) : null);
+  });
+  const head = state.view === "month"
+    ? h("ol", { class: "weekdays", "aria-hidden": "true" }, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((n) => h("li", {}, n)))
+    : null;
+  $("calendar").replaceChildren(...[head, h("ol", { class: `grid grid-${state.view}`, "aria-label": rangeTitle(days) }, cells)].filter(Boolean));
+  if (focused) {
+    const again = $("calendar").querySelector(`[data-schedule-id="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}
+
+// ------------------------------------------------------------------ polling
+
+export function startPolling() {
+  stopPolling();
+  state.pollTimer = window.setInterval(async () => {
+    if (document.hidden || !auth.session()) return;
+    if (state.view !== "channels") await refresh({ quiet: true });
+    if (state.detail && $("detail").open && !TERMINAL.has(state.detail.status)) {
+      await loadDetail(state.detail.schedule_id, { keepFocus: true });
+    }
+  }, POLL_MS);
+}
+
+export function stopPolling() {
+  if (state.pollTimer) window.clearInterval(state.pollTimer);
+  state.pollTimer = null;
+}

@@ -1,0 +1,157 @@
+// The compose / edit dialog: live counts per channel, DST-aware publish time, If-Match edits.
+
+import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./counts.js";
+import { refresh } from "./calendar.js";
+import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
+import * as t from "./time.js";
+
+export function renderChannelOptions(selected) {
+  const options = state.channels.map((c) => h("div", { class: "check" },
+    h("input", { type: "checkbox", id: `ch-${c.channel_id}`, value: c.channel_id, checked: selected.includes(c.channel_id) }),
+    h("label", { for: `ch-${c.channel_id}` }, c.name)));
+  $("channel-options").replaceChildren(...(options.length ? options : [h("p", {}, "You have no channels yet: add one under Channels first.")]));
+  for (const box of $("channel-options").querySelectorAll("input")) box.addEventListener("change", updateCounts);
+}
+
+export function selectedChannels() {
+  return [...$("channel-options").querySelectorAll("input:checked")].map((b) => b.value);
+}
+
+export function updateCounts() {
+  const text = $("content").value;
+  const items = [];
+  const total = codePoints(text);
+  items.push(h("li", { class: total > MAX_CODE_POINTS ? "over" : "" }, `All channels: ${total} / ${MAX_CODE_POINTS} characters`));
+  for (const id of selectedChannels()) {
+    const channel = state.channels.find((c) => c.channel_id === id) || {};
+    for (const count of channelCounts(text, channel)) {
+      const d = describeCount(count);
+      items.push(h("li", { class: d.over ? "over" : "" }, `${channel.name}: ${d.text}`));
+    }
+  }
+  $("content-counts").replaceChildren(...items);
+}
+$("content").addEventListener("input", updateCounts);
+
+export function updatePublishHint() {
+  state.dstChoice = null;
+  $("dst-choice").hidden = true;
+  $("publish-error").textContent = "";
+  const value = $("publish-at").value;
+  const r = t.resolveLocal(value, zone);
+  if (r.kind === "ok") {
+    $("publish-hint").textContent = `${t.describe(r.instant, zone)} in ${zone}; sent as ${t.toUtc(r.instant)}.`;
+  } else if (r.kind === "gap") {
+    $("publish-hint").textContent = "";
+    $("publish-error").textContent = `${value.replace("T", " ")} does not exist in ${zone}: the clocks go forward over it that day. ` +
+      `Choose another time, for example ${t.toLocalInput(r.after, zone).replace("T", " ")}.`;
+  } else if (r.kind === "ambiguous") {
+    $("publish-hint").textContent = "";
+    $("dst-legend").textContent = `${value.replace("T", " ")} happens twice in ${zone} (the clocks go back that day). Which one?`;
+    $("dst-options").replaceChildren(...r.choices.map((ms, i) => h("div", { class: "check" },
+      h("input", { type: "radio", name: "dst", id: `dst-${i}`, value: String(ms), onchange: () => { state.dstChoice = ms; } }),
+      h("label", { for: `dst-${i}` }, `${i === 0 ? "The first" : "The second"}: ${t.formatOffset(t.offsetMinutes(ms, zone))} (${t.toUtc(ms)})`))));
+    $("dst-choice").hidden = false;
+  } else {
+    $("publish-hint").textContent = `Your time zone: ${t.zoneLabel(zone)}.`;
+  }
+}
+$("publish-at").addEventListener("input", updatePublishHint);
+$("publish-at").addEventListener("change", updatePublishHint);
+
+export function openCompose(post = null) {
+  state.editing = post;
+  $("compose-title").textContent = post ? "Edit post" : "New post";
+  $("schedule").textContent = post ? "Save changes" : "Schedule";
+  clearErrors("compose-error", "content-error", "publish-error", "channels-error");
+  $("content").value = post ? post.content : "";
+  const at = post ? Date.parse(post.publish_at) : Date.now() + 60 * 60_000;
+  $("publish-at").value = t.toLocalInput(post ? at : Math.ceil(at / 300_000) * 300_000, zone);
+  renderChannelOptions(post ? post.channel_ids : state.channels.slice(0, 1).map((c) => c.channel_id));
+  updateCounts();
+  updatePublishHint();
+  if (!$("compose").open) $("compose").showModal();
+  $("content").focus();
+}
+
+$("new-post").addEventListener("click", () => openCompose());
+$("compose-close").addEventListener("click", () => $("compose").close());
+
+export function publishInstant() {
+  const value = $("publish-at").value;
+  const r = t.resolveLocal(value, zone);
+  if (r.kind === "ok") return r.instant;
+  if (r.kind === "ambiguous") {
+    if (state.dstChoice !== null) return state.dstChoice;
+    $("publish-error").textContent = "Choose which of the two times you mean.";
+    return null;
+  }
+  if (r.kind === "invalid") $("publish-error").textContent = "Enter a date and a time.";
+  // A gap already shows its message.
+  return null;
+}
+
+export function showFieldErrors(err) {
+  const map = { content: "content-error", publish_at: "publish-error", channel_ids: "channels-error" };
+  let placed = false;
+  for (const [field, msg] of Object.entries(err.fields)) {
+    const target = map[field];
+    if (target) {
+      $(target).textContent = `${field.replace("_", " ")}: ${msg}`;
+      placed = true;
+    }
+  }
+  if (!placed || err.status !== 422) $("compose-error").textContent = problemText(err);
+  else $("compose-error").textContent = "Please correct the fields marked below.";
+}
+
+$("compose-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  clearErrors("compose-error", "content-error", "channels-error");
+  const content = $("content").value;
+  const channel_ids = selectedChannels();
+  let ok = true;
+  if (!content.trim()) { $("content-error").textContent = "Write something to post."; ok = false; }
+  if (!channel_ids.length) { $("channels-error").textContent = "Choose at least one channel."; ok = false; }
+  const instant = publishInstant();
+  if (instant === null || !ok) return;
+  const body = { content, publish_at: t.toUtc(instant), channel_ids };
+  $("schedule").disabled = true;
+  try {
+    if (state.editing) {
+      const saved = await state.api.updatePost(state.editing.schedule_id, state.editing.version, body);
+      say(`Saved: ${firstLine(saved.content)} at ${t.describe(Date.parse(saved.publish_at), zone)}.`);
+    } else {
+      const key = crypto.randomUUID();
+      const created = await state.api.createPost(body, key);
+      say(`Scheduled for ${t.describe(Date.parse(created.publish_at), zone)}.`);
+      const day = t.wallOf(Date.parse(created.publish_at), zone);
+      state.anchor = { year: day.year, month: day.month, day: day.day };
+    }
+    $("compose").close();
+    await refresh({ quiet: true });
+  } catch (err) {
+    if (state.editing && (err.status === 412 || err.status === 409)) {
+      await reloadAfterConflict(err);
+    } else {
+      showFieldErrors(err);
+    }
+  } finally {
+    $("schedule").disabled = false;
+  }
+});
+
+export async function reloadAfterConflict(err) {
+  const id = state.editing.schedule_id;
+  let latest = null;
+  try { latest = await state.api.getPost(id); } catch { /* shown below */ }
+  const why = err.status === 412
+    ? "This post was changed elsewhere since you opened it. The latest version is loaded below: review it and save again if you still want your change."
+    : `This post can no longer be edited${latest ? `: it is now ${BADGES[latest.status]?.[1].toLowerCase() || latest.status}` : ""}. The latest version is loaded below.`;
+  if (latest) {
+    openCompose(latest);
+    if (latest.status !== "scheduled") $("schedule").disabled = true;
+  }
+  $("compose-error").textContent = why;
+  await refresh({ quiet: true });
+}

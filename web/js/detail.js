@@ -1,0 +1,111 @@
+// Post detail: deliveries with remote_url links, lag, attempts; Edit, Cancel post, Retry.
+
+import { refresh } from "./calendar.js";
+import { openCompose } from "./compose.js";
+import {
+  $,
+  badge,
+  channelName,
+  confirmAction,
+  firstLine,
+  h,
+  problemText,
+  say,
+  state,
+  zone,
+} from "./shared.js";
+import * as t from "./time.js";
+
+// ------------------------------------------------------------------ detail
+
+export async function openDetail(id) {
+  $("detail-error").textContent = "";
+  state.detail = null;
+  for (const id of ["detail-edit", "detail-cancel", "detail-retry"]) $(id).hidden = true;
+  $("detail-body").replaceChildren(h("p", {}, "Loading\u2026"));
+  if (!$("detail").open) $("detail").showModal();
+  await loadDetail(id);
+  $("detail-close").focus();
+}
+
+export async function loadDetail(id, { keepFocus = false } = {}) {
+  let post;
+  let attempts = [];
+  try {
+    post = await state.api.getPost(id);
+    attempts = (await state.api.attempts(id)).items;
+  } catch (err) {
+    if (!keepFocus) $("detail-error").textContent = problemText(err);
+    return;
+  }
+  state.detail = post;
+  const at = Date.parse(post.publish_at);
+  const rows = post.deliveries.map((d) => h("tr", {},
+    h("th", { scope: "row" }, channelName(d.channel_id)),
+    h("td", {}, badge(d.status)),
+    h("td", {}, String(d.attempts)),
+    h("td", {}, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
+    h("td", {}, d.last_error || "\u2014")));
+  const attemptRows = attempts.map((a) => h("tr", {},
+    h("td", {}, String(a.attempt)),
+    h("td", {}, channelName(a.channel_id)),
+    h("td", {}, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
+    h("td", {}, a.outcome),
+    h("td", {}, a.http_status == null ? "\u2014" : String(a.http_status)),
+    h("td", {}, a.error || "\u2014")));
+  $("detail-body").replaceChildren(...[
+    h("h2", { id: "detail-title" }, "Post ", badge(post.status)),
+    post.series_id ? h("p", { class: "recurring" }, "\u27F3 An occurrence of a recurring schedule.") : null,
+    h("dl", { class: "facts" },
+      h("dt", {}, "Publish at"), h("dd", {}, h("time", { datetime: post.publish_at }, t.describe(at, zone)), ` \u2014 ${post.publish_at}`),
+      h("dt", {}, "Published"), h("dd", {}, post.published_at ? t.describe(Date.parse(post.published_at), zone) : "not yet"),
+      h("dt", {}, "Publish lag"), h("dd", {}, post.publish_lag_seconds == null ? "\u2014" : `${post.publish_lag_seconds.toFixed(3)} s`),
+      h("dt", {}, "Content"), h("dd", { class: "content" }, post.content)),
+    h("h3", {}, "Channels"),
+    h("table", { class: "list" },
+      h("thead", {}, h("tr", {}, ["Channel", "Status", "Attempts", "Link", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, rows)),
+    h("h3", {}, "Attempts"),
+    attempts.length
+      ? h("table", { class: "list" },
+        h("thead", {}, h("tr", {}, ["#", "Channel", "Started", "Outcome", "HTTP", "Error"].map((c) => h("th", { scope: "col" }, c)))),
+        h("tbody", {}, attemptRows))
+      : h("p", {}, "No attempts yet."),
+  ].filter(Boolean));
+  const scheduled = post.status === "scheduled";
+  $("detail-edit").hidden = !scheduled;
+  $("detail-cancel").hidden = !scheduled;
+  $("detail-retry").hidden = !(post.status === "failed" || post.status === "partially_published");
+}
+
+$("detail-close").addEventListener("click", () => $("detail").close());
+$("detail").addEventListener("close", () => { state.detail = null; });
+$("detail-edit").addEventListener("click", () => {
+  const post = state.detail;
+  $("detail").close();
+  openCompose(post);
+});
+$("detail-cancel").addEventListener("click", async () => {
+  const post = state.detail;
+  if (!(await confirmAction("Cancel this post?", `"${firstLine(post.content)}" will not be published. This cannot be undone.`, "Cancel post"))) return;
+  try {
+    await state.api.cancelPost(post.schedule_id);
+    say("The post was cancelled.");
+  } catch (err) {
+    $("detail-error").textContent = problemText(err);
+  }
+  await loadDetail(post.schedule_id);
+  await refresh({ quiet: true });
+  $("detail-close").focus();
+});
+$("detail-retry").addEventListener("click", async () => {
+  const post = state.detail;
+  try {
+    await state.api.retryPost(post.schedule_id);
+    say("Retrying the failed channels.");
+  } catch (err) {
+    $("detail-error").textContent = problemText(err);
+  }
+  await loadDetail(post.schedule_id);
+  await refresh({ quiet: true });
+});
