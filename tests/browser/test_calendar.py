@@ -278,6 +278,8 @@ def test_add_channel_shows_signing_secret_once(stack: Stack, open_page: Callable
     # Given a signed-in user on the channels view
     user = _user()
     page = open_page("Asia/Kolkata")
+    expect(page.get_by_label("User")).to_be_focused()
+    _assert_accessible(page, "sign-in view")
     _sign_in(page, user)
     page.get_by_role("button", name="Channels").click()
     # When they add a webhook channel
