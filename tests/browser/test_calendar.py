@@ -385,3 +385,32 @@ def test_oidc_sign_in_uses_code_flow_with_pkce_and_keeps_tokens_in_memory(
     # And the tokens are in memory only
     stored = page.evaluate("JSON.stringify([{...localStorage}, {...sessionStorage}])")
     assert access_token not in stored and "ada@example.com" not in stored
+
+
+def test_failed_post_retry_failed_channels_publishes_it(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a post whose webhook refuses it for good (a 4xx is not retried by the worker)
+    user = _user()
+    answer = {"status": 422}
+    receiver = Receiver(status_for=lambda _payload: answer["status"]).start()
+    try:
+        channel_id = _channel(stack, user, receiver.url)
+        publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
+        _post(stack, user, channel_id, publish_at, "Refused at first")
+        page = open_page("America/New_York")
+        _sign_in(page, user)
+        item = _slot(page, publish_at, "America/New_York").locator(".post").first
+        expect(item.locator(".badge")).to_have_text(re.compile("Failed"), timeout=30_000)
+        item.get_by_role("button").click()
+        detail = page.locator("#detail")
+        expect(detail.locator("table").first).to_contain_text("HTTP 422")
+        # When the destination accepts again and the user retries the failed channels
+        answer["status"] = 200
+        detail.get_by_role("button", name="Retry failed channels").click()
+        # Then the open detail follows the post to published, without a reload
+        expect(detail.locator("#detail-title")).to_contain_text("Published", timeout=30_000)
+        expect(detail.get_by_role("button", name="Retry failed channels")).to_be_hidden()
+        assert len(receiver.snapshot()) == 1
+    finally:
+        receiver.stop()
