@@ -117,7 +117,9 @@ def derived_cursor_secret(jwt_secret: str) -> str:
 def apply_service_defaults(environ: MutableMapping[str, str], config: LocalConfig) -> None:
     """Fill in the local defaults of service settings the user did not set.
 
-    ``WEBHOOK_ALLOWED_ORIGINS`` = ``http://127.0.0.1``; ``CURSOR_SECRET`` derived from
+    ``WEBHOOK_ALLOWED_ORIGINS`` = ``http://127.0.0.1``; ``WEBHOOK_REFUSED_PORTS`` = the stack's
+    own API and embedded-AWS ports (issue 17: a channel must never call the service itself), added
+    to any the user set; ``CURSOR_SECRET`` derived from
     ``LOCAL_JWT_SECRET``; Powertools quiet (WARNING logs, no EMF on stdout, no X-Ray).
     """
     defaults = {
@@ -131,3 +133,6 @@ def apply_service_defaults(environ: MutableMapping[str, str], config: LocalConfi
     for name, value in defaults.items():
         if not environ.get(name):
             environ[name] = value
+    own = [str(config.api_port), str(config.aws_port)]
+    refused = [p.strip() for p in environ.get("WEBHOOK_REFUSED_PORTS", "").split(",") if p.strip()]
+    environ["WEBHOOK_REFUSED_PORTS"] = ",".join(dict.fromkeys([*refused, *own]))

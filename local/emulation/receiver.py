@@ -8,9 +8,10 @@ receiver (``tests/support/http_receiver.py``) serves its own ledger on the same 
 
 :class:`Receiver` follows the webhook contract (docs in
 ``scheduled_posts.platforms.signing``): verifies ``X-Signature`` over the raw body with the
-channel's secret when one is given (``RECEIVER_SECRET``), and deduplicates by
-``Idempotency-Key``: a repeated key is answered with the same ``{"id": ...}`` and counted as a
-re-send, never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
+channel's secret when one is given (``RECEIVER_SECRET``), and deduplicates by the signed
+body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
+refused): a repeated key is answered with the same ``{"id": ...}`` and counted as a re-send,
+never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
 """
 
 from __future__ import annotations
@@ -285,10 +286,13 @@ class Receiver(Served):
         status = self.status_for(payload) if self.status_for else 200
         if not 200 <= status < 300:
             return status, {"message": "refused by the test receiver"}
-        key = (
-            lower.get("idempotency-key")
+        # Dedupe on the key under the signature; a header that disagrees was tampered with.
+        key = str(
+            payload.get("idempotency_key")
             or f"{payload.get('schedule_id')}:{payload.get('channel_id')}"
         )
+        if lower.get("idempotency-key", key) != key:
+            return 400, {"message": "Idempotency-Key header differs from the signed body"}
         with self._lock:
             known = self._by_key.get(key)
             if known is not None:

@@ -113,3 +113,12 @@ def test_resource_environment_names_endpoint_and_queue_urls(moto_port: int) -> N
     assert env["AWS_ENDPOINT_URL"] == endpoint_url(moto_port)
     assert env["DISPATCH_QUEUE_URL"] == queues["DISPATCH_QUEUE_URL"]
     assert env["AWS_ACCESS_KEY_ID"] == "local"
+
+
+def test_apply_service_defaults_refuses_own_api_and_aws_ports() -> None:
+    env = {"WEBHOOK_REFUSED_PORTS": "6379"}
+    config = LocalConfig.from_env({"API_PORT": "18080", "AWS_PORT": "14566"})
+
+    apply_service_defaults(env, config)
+
+    assert env["WEBHOOK_REFUSED_PORTS"] == "6379,18080,14566"

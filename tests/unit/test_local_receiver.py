@@ -60,3 +60,12 @@ def test_receiver_repeated_idempotency_key_counts_a_resend(receiver: Receiver) -
     second = receiver.handle(_headers(body), body)
     assert first == second
     assert (len(receiver.snapshot()), receiver.resends) == (1, 1)
+
+
+def test_receiver_header_key_differing_from_signed_body_refused(receiver: Receiver) -> None:
+    body = json.dumps({**json.loads(_delivery()), "idempotency_key": "s1:c1"}).encode()
+    headers = {**_headers(body), "Idempotency-Key": "s1:replayed"}
+
+    status, _ = receiver.handle(headers, body)
+
+    assert (status, receiver.snapshot()) == (400, [])

@@ -61,7 +61,12 @@ def test_check_destination_empty_path_targets_root() -> None:
 
 
 def test_check_destination_explicit_port_kept_in_host_header() -> None:
-    destination = check("https://hooks.example.com:8443/x")
+    destination = check_destination(
+        "https://hooks.example.com:8443/x",
+        allowed_origins=(),
+        resolver=FakeResolver({"hooks.example.com": [PUBLIC_V4]}),
+        allowed_ports=(8443,),
+    )
 
     assert (destination.port, destination.host_header) == (8443, "hooks.example.com:8443")
 
@@ -263,3 +268,40 @@ def test_origin_allowed_ipv6_compares_by_value() -> None:
 
 def test_origin_allowed_malformed_entry_matches_nothing() -> None:
     assert not origin_allowed("http", "127.0.0.1", 80, ["127.0.0.1", "http://[::1", ""])
+
+
+# -- issue 17: ports -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("port", [22, 25, 80, 6379, 8080, 8443, 65535])
+def test_check_destination_public_url_unusual_port_refused(port: int) -> None:
+    with pytest.raises(UnsafeDestinationError, match="url port must be 443"):
+        check(f"https://hooks.example.com:{port}/x")
+
+
+def test_check_destination_operator_allowed_port_accepted() -> None:
+    destination = check_destination(
+        "https://hooks.example.com:9443/x",
+        allowed_origins=(),
+        resolver=FakeResolver({"hooks.example.com": [PUBLIC_V4]}),
+        allowed_ports=(9443,),
+    )
+
+    assert destination.port == 9443
+
+
+def test_check_destination_allowed_origin_any_port_accepted() -> None:
+    destination = check("http://127.0.0.1:9000/hook", allowed=("http://127.0.0.1",))
+
+    assert destination.port == 9000
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/v1/channels", "http://127.0.0.1:4566/"])
+def test_check_destination_refused_port_refused_even_for_allowed_origin(url: str) -> None:
+    with pytest.raises(UnsafeDestinationError, match="is refused on this deployment"):
+        check_destination(
+            url,
+            allowed_origins=("http://127.0.0.1",),
+            resolver=FakeResolver({}),
+            refused_ports=(8080, 4566),
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import ssl
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -20,7 +21,7 @@ from scheduled_posts.platforms.registry import (
     UnknownPlatformError,
     get_adapter,
 )
-from scheduled_posts.platforms.signing import sign
+from scheduled_posts.platforms.signing import sign, verify
 from scheduled_posts.platforms.url_policy import Destination, check_destination
 from scheduled_posts.platforms.webhook import (
     MAX_RESPONSE_BYTES,
@@ -28,6 +29,7 @@ from scheduled_posts.platforms.webhook import (
     TransportError,
     Urllib3Transport,
     WebhookAdapter,
+    outcome_for_status,
     parse_retry_after,
 )
 from scheduled_posts.settings import Settings
@@ -129,6 +131,7 @@ def test_deliver_body_is_the_contract_json(adapter: WebhookAdapter, receiver: Fa
         "media_ids": ["m1", "m2"],
         "publish_at": "2026-11-29T13:00:00.000Z",
         "attempt": 1,
+        "idempotency_key": KEY,
     }
 
 
@@ -312,7 +315,7 @@ def test_deliver_4xx_error_includes_body_excerpt(
 
     error = deliver(adapter).error or ""
 
-    assert error.startswith("HTTP 400: bad payload") and len(error) < 260
+    assert error.startswith("http_400: bad payload") and len(error) < 260
 
 
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
@@ -427,13 +430,13 @@ def test_deliver_passes_delivery_timeout_to_transport(receiver: FakeReceiver) ->
 # -- Retry-After ----------------------------------------------------------------------------
 
 
-def test_parse_retry_after_past_date_zero() -> None:
+def test_parse_retry_after_past_date_floor() -> None:
     value = format_datetime(NOW - timedelta(minutes=5), usegmt=True)
 
-    assert parse_retry_after(value, now=NOW) == 0.0
+    assert parse_retry_after(value, now=NOW) == Settings().RETRY_AFTER_FLOOR_SECONDS
 
 
-@pytest.mark.parametrize("value", [None, "", "soon", "-5", "1.5"])
+@pytest.mark.parametrize("value", [None, "", "soon", "1.5"])
 def test_parse_retry_after_malformed_none(value: str | None) -> None:
     assert parse_retry_after(value, now=NOW) is None
 
@@ -523,7 +526,7 @@ def test_loopback_503_raises_retryable(loopback: HttpReceiver) -> None:
 def test_loopback_slow_receiver_times_out(loopback: HttpReceiver) -> None:
     loopback.script(Answer.timeout(delay_seconds=1.0))
 
-    with pytest.raises(RetryableDeliveryError, match="timed out"):
+    with pytest.raises(RetryableDeliveryError, match="^timeout: "):
         loopback_adapter(timeout=0.3).deliver(
             make_channel(loopback.url()), make_request(), now=datetime.now(UTC)
         )
@@ -773,3 +776,221 @@ def test_receiver_early_request_reported() -> None:
     deliver(adapter, now=NOW - timedelta(seconds=1))
 
     assert [r.idempotency_key for r in early.early_requests()] == [KEY]
+
+
+# -- issue 17: the status table, bounded Retry-After, signed key, error words, deadline -------
+
+#: docs/dispatch.md "Status codes and outcomes": one row each.
+STATUS_TABLE = [
+    (200, "published"),
+    (201, "published"),
+    (202, "published"),
+    (204, "published"),
+    (299, "published"),
+    (100, "failed"),
+    (199, "failed"),
+    (301, "failed"),
+    (302, "failed"),
+    (304, "failed"),
+    (307, "failed"),
+    (308, "failed"),
+    (400, "failed"),
+    (401, "failed"),
+    (403, "failed"),
+    (404, "failed"),
+    (405, "failed"),
+    (409, "failed"),
+    (410, "failed"),
+    (413, "failed"),
+    (422, "failed"),
+    (408, "retry"),
+    (425, "retry"),
+    (429, "rate_limited"),
+    (500, "retry"),
+    (501, "retry"),
+    (502, "retry"),
+    (503, "retry"),
+    (504, "retry"),
+    (599, "retry"),
+    (600, "failed"),
+    (999, "failed"),
+]
+
+
+@pytest.mark.parametrize(("status", "outcome"), STATUS_TABLE)
+def test_outcome_for_status_matches_documented_table(status: int, outcome: str) -> None:
+    assert outcome_for_status(status) == outcome
+
+
+def test_status_table_is_the_one_in_docs_dispatch() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "dispatch.md").read_text(encoding="utf-8")
+    for status, outcome in STATUS_TABLE:
+        assert f"| {status} | {outcome} |" in docs
+
+
+@pytest.mark.parametrize("status", [408, 425])
+def test_deliver_408_425_retryable_with_http_word(
+    adapter: WebhookAdapter, receiver: FakeReceiver, status: int
+) -> None:
+    receiver.script(Answer.error(status, retry_after="7"))
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    error = caught.value
+    assert (str(error), error.http_status, error.rate_limited, error.retry_after_seconds) == (
+        f"http_{status}",
+        status,
+        False,
+        7.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer.rate_limited("99999999999999999999"),
+        Answer.error(503, retry_after="99999999999999999999"),
+    ],
+)
+def test_deliver_huge_retry_after_capped(
+    adapter: WebhookAdapter, receiver: FakeReceiver, answer: Answer
+) -> None:
+    receiver.script(answer)
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert caught.value.retry_after_seconds == Settings().RETRY_AFTER_CAP_SECONDS
+
+
+@pytest.mark.parametrize("answer", [Answer.rate_limited("0"), Answer.error(503, retry_after="-3")])
+def test_deliver_zero_or_negative_retry_after_floored(
+    adapter: WebhookAdapter, receiver: FakeReceiver, answer: Answer
+) -> None:
+    receiver.script(answer)
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert caught.value.retry_after_seconds == Settings().RETRY_AFTER_FLOOR_SECONDS
+
+
+def test_deliver_body_idempotency_key_covered_by_signature(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    deliver(adapter)
+    sent = receiver.requests[0]
+    replayed = json.loads(sent.body)
+    replayed["idempotency_key"] = "sch_1:other"
+    forged_body = json.dumps(replayed, ensure_ascii=False, separators=(",", ":")).encode()
+    header_value = sent.headers["X-Signature"]
+    timestamp = int(NOW.timestamp())
+
+    assert verify(header_value, "new-secret", sent.body, now=timestamp)
+    assert sent.payload["idempotency_key"] == sent.headers["Idempotency-Key"] == KEY
+    assert not verify(header_value, "new-secret", forged_body, now=timestamp)
+
+
+@pytest.mark.parametrize(
+    ("answer", "word"),
+    [(Answer.timeout(), "timeout"), (Answer.connect_error(), "connect_failed")],
+)
+def test_deliver_transport_errors_use_stable_words(
+    adapter: WebhookAdapter, receiver: FakeReceiver, answer: Answer, word: str
+) -> None:
+    receiver.script(answer)
+
+    with pytest.raises(RetryableDeliveryError) as caught:
+        deliver(adapter)
+
+    assert str(caught.value).startswith(f"{word}: ")
+
+
+def test_deliver_unresolvable_host_dns_error(receiver: FakeReceiver) -> None:
+    def no_dns(host: str) -> list[str]:
+        raise OSError("no such host")
+
+    adapter = WebhookAdapter(Settings(), transport=receiver, resolver=no_dns)
+
+    with pytest.raises(RetryableDeliveryError, match="^dns_error: "):
+        deliver(adapter)
+
+
+def test_deliver_public_url_on_unusual_port_refused(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    result = deliver(adapter, make_channel("https://hooks.example.com:6379/in"))
+
+    assert (result.outcome, receiver.count()) == ("failed", 0)
+    assert (result.error or "").startswith("destination_refused: url port must be 443")
+
+
+def test_loopback_tls_failure_tls_error_word(loopback: HttpReceiver) -> None:
+    # An https URL against the plain-HTTP loopback receiver: the handshake fails.
+    url = loopback.url("/hook").replace("http://", "https://")
+    settings = Settings(WEBHOOK_ALLOWED_ORIGINS="https://127.0.0.1", DELIVERY_TIMEOUT_SECONDS=2)
+
+    with pytest.raises(RetryableDeliveryError, match="^tls_error: "):
+        WebhookAdapter(settings).deliver(make_channel(url), make_request(), now=datetime.now(UTC))
+
+
+class DrippingServer:
+    """A raw loopback server that answers every connection by sending ``head`` at once, then
+    ``drip`` one byte every ``interval`` seconds (a receiver that never stops trickling)."""
+
+    def __init__(self, head: bytes, drip: bytes, interval: float = 0.05) -> None:
+        self.head, self.drip, self.interval = head, drip, interval
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(self.head)
+                for byte in self.drip:
+                    if self.stop.wait(self.interval):
+                        return
+                    conn.sendall(bytes([byte]))
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+        self.thread.join(timeout=5)
+
+
+@pytest.mark.parametrize(
+    ("head", "drip"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n", b"x" * 200),
+        (b"HTTP/1.1 200 OK\r\n", b"X-Slow: " + b"y" * 200 + b"\r\n\r\n"),
+    ],
+    ids=["body", "headers"],
+)
+def test_loopback_dripping_receiver_cut_at_deadline(head: bytes, drip: bytes) -> None:
+    # Given a receiver that sends its status line at once, then one byte every 50 ms (10 s in
+    # all), and a 0.5 s delivery timeout: each read gets a byte well within any read timeout.
+    server = DrippingServer(head, drip)
+    try:
+        adapter = loopback_adapter(timeout=0.5)
+        # When the adapter delivers, then it gives up at the deadline as a timeout.
+        with pytest.raises(RetryableDeliveryError, match="^timeout: "):
+            adapter.deliver(
+                make_channel(f"http://127.0.0.1:{server.port}/hook"),
+                make_request(),
+                now=datetime.now(UTC),
+            )
+    finally:
+        server.close()

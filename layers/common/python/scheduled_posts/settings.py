@@ -39,6 +39,17 @@ class Settings(BaseModel):
     MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
     WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
     WEBHOOK_ALLOWED_ORIGINS: str = ""
+    #: Ports besides 443 a webhook URL on a public address may use ("8443,9443"; issue 17).
+    WEBHOOK_ALLOWED_PORTS: str = ""
+    #: Ports no webhook URL may use, even an allowed origin's (the local stack: its own ports).
+    WEBHOOK_REFUSED_PORTS: str = ""
+    #: Bounds of a destination's ``Retry-After`` wait, in seconds (issue 17): every form of the
+    #: header gives a wait in ``[floor, cap]``.
+    RETRY_AFTER_FLOOR_SECONDS: float = Field(1.0, ge=0)
+    RETRY_AFTER_CAP_SECONDS: float = Field(3600.0, gt=0, le=86_400)
+    #: Most channels per user (issue 17: one ``GET /v1/channels`` page must stay far below the
+    #: 6 MB Lambda response quota).
+    MAX_CHANNELS_PER_USER: int = Field(50, ge=1, le=10_000)
     RETENTION_DAYS: int = Field(90, ge=1)
     SECRET_OVERLAP_SECONDS: int = Field(86_400, ge=0)
     DELIVERY_TIMEOUT_SECONDS: float = Field(10.0, gt=0, le=60)
@@ -56,11 +67,32 @@ class Settings(BaseModel):
     def _strip_origins(cls, value: str) -> str:
         return ",".join(part.strip() for part in value.split(",") if part.strip())
 
+    @field_validator("WEBHOOK_ALLOWED_PORTS", "WEBHOOK_REFUSED_PORTS")
+    @classmethod
+    def _check_ports(cls, value: str) -> str:
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        for part in parts:
+            if not part.isdigit() or not 1 <= int(part) <= 65535:
+                raise ValueError(f"{part!r} is not a port from 1 to 65535")
+        return ",".join(parts)
+
     @model_validator(mode="after")
     def _check_retry(self) -> Settings:
         if self.RETRY_CAP_SECONDS < self.RETRY_BASE_SECONDS:
             raise ValueError("RETRY_CAP_SECONDS must be >= RETRY_BASE_SECONDS")
+        if self.RETRY_AFTER_CAP_SECONDS < self.RETRY_AFTER_FLOOR_SECONDS:
+            raise ValueError("RETRY_AFTER_CAP_SECONDS must be >= RETRY_AFTER_FLOOR_SECONDS")
         return self
+
+    @property
+    def allowed_ports(self) -> tuple[int, ...]:
+        """``WEBHOOK_ALLOWED_PORTS`` as integers."""
+        return tuple(int(p) for p in self.WEBHOOK_ALLOWED_PORTS.split(",") if p)
+
+    @property
+    def refused_ports(self) -> tuple[int, ...]:
+        """``WEBHOOK_REFUSED_PORTS`` as integers."""
+        return tuple(int(p) for p in self.WEBHOOK_REFUSED_PORTS.split(",") if p)
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:

@@ -50,7 +50,11 @@ def create_channel(
     if request.platform == Platform.WEBHOOK:
         try:
             check_destination(
-                request.url, allowed_origins=settings.allowed_origins, resolver=resolver
+                request.url,
+                allowed_origins=settings.allowed_origins,
+                resolver=resolver,
+                allowed_ports=settings.allowed_ports,
+                refused_ports=settings.refused_ports,
             )
         except UnsafeDestinationError as exc:
             raise ValidationFailedError(

@@ -16,8 +16,12 @@ What a receiver should do
 - Do **not** use ``t`` to detect duplicates. Every retry is signed afresh with the time of that
   attempt, so a retry hours after the first try (backoff up to ``RETRY_CAP_SECONDS``,
   ``Retry-After``, recovery after a crash) still carries a recent ``t``, and two sends of the
-  same post carry different ``t`` values. Deduplicate by the ``Idempotency-Key`` header
-  (``<schedule_id>:<channel_id>``, the same on every retry) instead.
+  same post carry different ``t`` values. Deduplicate by the body's ``idempotency_key``
+  (``<schedule_id>:<channel_id>``, the same on every retry) instead: it is inside the signed
+  bytes, like the message id of Standard Webhooks (``webhook-id``, signed as
+  ``id.timestamp.body``), so a captured delivery replayed under another key no longer
+  verifies. The ``Idempotency-Key`` header carries the same value for receivers that read
+  headers first; refuse a request whose header and body disagree.
 """
 
 from __future__ import annotations

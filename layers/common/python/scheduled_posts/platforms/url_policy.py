@@ -16,6 +16,10 @@ Rules (issue 2):
 - Origins listed in ``WEBHOOK_ALLOWED_ORIGINS`` (``scheme://host[:port]``; an entry without a
   port matches any port) may use ``http`` and may resolve to private addresses: the local
   stack lists ``http://127.0.0.1`` so loopback receivers work.
+- Ports (issue 17): a URL that is not an allowed origin may use only the scheme's usual port
+  (443 for ``https``) or one the operator lists in ``WEBHOOK_ALLOWED_PORTS``; a port in
+  ``WEBHOOK_REFUSED_PORTS`` is refused even for an allowed origin (the local stack lists its
+  own API and embedded-AWS ports there, so a channel can never call the service itself).
 - No userinfo (``user:pass@``), no fragment, a host is required, at most 2,048 characters,
   no whitespace or control characters, no IPv6 zone ids, no ambiguous numeric hosts
   (``127.1``, ``0x7f000001``) that resolvers read as IP addresses.
@@ -191,7 +195,12 @@ def _ascii_host(raw: str) -> str:
 
 
 def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
-    url: str, *, allowed_origins: Sequence[str], resolver: Resolver
+    url: str,
+    *,
+    allowed_origins: Sequence[str],
+    resolver: Resolver,
+    allowed_ports: Sequence[int] = (),
+    refused_ports: Sequence[int] = (),
 ) -> Destination:
     """Check ``url`` against the policy above and resolve its host once.
 
@@ -203,6 +212,11 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
         ``Settings.allowed_origins`` (``WEBHOOK_ALLOWED_ORIGINS`` split).
     resolver
         Name resolution; called once, and not at all for an IP-literal host.
+    allowed_ports
+        ``Settings.allowed_ports``: ports besides the scheme's default that a URL outside the
+        allowed origins may use.
+    refused_ports
+        ``Settings.refused_ports``: ports no URL may use, allowed origin or not.
 
     Returns
     -------
@@ -247,9 +261,15 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
         raise UnsafeDestinationError("url port must be a number from 1 to 65535")
     host = _ascii_host(parts.hostname or "")
     port = explicit_port if explicit_port is not None else _DEFAULT_PORTS[scheme]
+    if port in refused_ports:
+        raise UnsafeDestinationError(f"url port {port} is refused on this deployment")
     allowed = origin_allowed(scheme, host, port, allowed_origins)
     if scheme != "https" and not allowed:
         raise UnsafeDestinationError("url scheme must be https")
+    if not allowed and port != _DEFAULT_PORTS[scheme] and port not in allowed_ports:
+        raise UnsafeDestinationError(
+            f"url port must be {_DEFAULT_PORTS[scheme]} (the operator may allow more ports)"
+        )
 
     literal = _ip_literal(host)
     if literal is not None:

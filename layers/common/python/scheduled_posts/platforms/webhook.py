@@ -18,23 +18,29 @@ changes between check and connect cannot reach a private address), sending the o
 redirect is followed, the whole exchange is bounded by ``DELIVERY_TIMEOUT_SECONDS`` and at
 most :data:`MAX_RESPONSE_BYTES` of the response are read.
 
-Outcomes: 2xx -> ``published`` (``remote_id`` = ``"id"`` of a JSON object body, if any);
-429 -> :class:`~scheduled_posts.errors.RetryableDeliveryError` with ``rate_limited=True`` and
-``Retry-After`` in seconds; 5xx, timeouts, connection errors and a host that does not resolve
--> ``RetryableDeliveryError``; a destination the URL policy refuses, 3xx and every other status
--> ``failed`` (permanent).
+The body also carries ``idempotency_key`` (the same value as the header), so the key a receiver
+deduplicates on is covered by the signature (issue 17, the Standard Webhooks approach of signing
+the message id): deduplicate on the body's ``idempotency_key``, not on the header alone.
+
+Outcomes by status: :func:`outcome_for_status` (the table is in ``docs/dispatch.md``). Attempt
+errors start with one word of a stable vocabulary (:class:`AttemptError`): ``connect_failed``,
+``timeout``, ``tls_error``, ``dns_error``, ``connection_lost``, ``destination_refused`` or
+``http_<status>``, never an HTTP library's exception name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import socket
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from typing import Protocol
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
 
 import urllib3
 from urllib3.exceptions import (
@@ -50,6 +56,7 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.retry_after import bounded_retry_after
 from scheduled_posts.platforms.signing import SIGNATURE_HEADER, sign
 from scheduled_posts.platforms.url_policy import (
     Destination,
@@ -71,6 +78,48 @@ MAX_REMOTE_ID_CHARS = 256
 MAX_ERROR_EXCERPT_CHARS = 200
 
 
+class AttemptError(StrEnum):
+    """The first word of every attempt error the webhook adapter writes (issue 17): stable, so
+    receivers' operators and dashboards can match on it. HTTP answers are ``http_<status>``."""
+
+    CONNECT_FAILED = "connect_failed"  # TCP connect refused/unreachable: nothing was sent
+    TIMEOUT = "timeout"  # DELIVERY_TIMEOUT_SECONDS passed (connect, headers or body)
+    TLS_ERROR = "tls_error"  # handshake or certificate verification failed
+    DNS_ERROR = "dns_error"  # the host did not resolve at send time
+    CONNECTION_LOST = "connection_lost"  # the connection broke after the request was sent
+    DESTINATION_REFUSED = "destination_refused"  # the URL policy refuses the URL now
+
+
+class StatusOutcome(StrEnum):
+    """What a final HTTP status means for a delivery (:func:`outcome_for_status`)."""
+
+    PUBLISHED = "published"
+    RETRY = "retry"
+    RATE_LIMITED = "rate_limited"
+    FAILED = "failed"
+
+
+#: 4xx answers that say "try again" rather than "your request is wrong": 408 Request Timeout
+#: (RFC 9110 section 15.5.9) and 425 Too Early (RFC 8470 section 5.2).
+RETRYABLE_CLIENT_ERRORS = frozenset({408, 425})
+
+
+def outcome_for_status(status: int) -> StatusOutcome:
+    """The outcome of an HTTP ``status`` (the table of ``docs/dispatch.md``).
+
+    2xx published; 429 rate limited; 408, 425 and every 5xx retried; everything else (1xx as a
+    final answer, 3xx since redirects are not followed, other 4xx, codes outside 100-599)
+    failed at once.
+    """
+    if 200 <= status < 300:
+        return StatusOutcome.PUBLISHED
+    if status == 429:
+        return StatusOutcome.RATE_LIMITED
+    if status in RETRYABLE_CLIENT_ERRORS or 500 <= status < 600:
+        return StatusOutcome.RETRY
+    return StatusOutcome.FAILED
+
+
 @dataclass(frozen=True)
 class TransportResponse:
     """What came back: ``status``; ``headers`` (any case: look up case-insensitively with
@@ -85,13 +134,29 @@ class TransportError(Exception):
     """No HTTP response: a timeout (``timeout=True``) or a connection error.
 
     ``connect_failed=True`` means no byte of the request left this host (the TCP or TLS
-    connection failed), so the next checked address may be tried.
+    connection failed), so the next checked address may be tried. ``kind`` is the attempt
+    error word (:class:`AttemptError`); by default derived from the flags.
     """
 
-    def __init__(self, message: str, *, timeout: bool = False, connect_failed: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        timeout: bool = False,
+        connect_failed: bool = False,
+        kind: AttemptError | None = None,
+    ):
         super().__init__(message)
         self.timeout = timeout
         self.connect_failed = connect_failed
+        if kind is None:
+            if timeout:
+                kind = AttemptError.TIMEOUT
+            elif connect_failed:
+                kind = AttemptError.CONNECT_FAILED
+            else:
+                kind = AttemptError.CONNECTION_LOST
+        self.kind = kind
 
 
 class Transport(Protocol):
@@ -127,13 +192,66 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
     return None
 
 
+class _Deadline:
+    """Closes the connection's socket when the wall-clock deadline passes (issue 17).
+
+    urllib3's timeouts bound each socket operation, and a read timeout restarts on every byte
+    received, so a receiver that drips one byte a second could keep an attempt alive for ever.
+    A timer that shuts the socket down ends any blocked connect, send or read at the deadline.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self.expired = False
+        self._timer = threading.Timer(max(0.0, seconds), self._expire)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def watch(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._socket = sock
+            if self.expired:
+                self._shutdown()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):
+                # socket.socket's own shutdown, also for an SSLSocket: no TLS alert is sent.
+                socket.socket.shutdown(self._socket, socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _watched(base: type[Any], deadline: _Deadline) -> type[Any]:
+    """A subclass of urllib3's connection class ``base`` that hands its socket to ``deadline``
+    as soon as it is connected."""
+
+    class _WatchedConnection(base):  # type: ignore[misc,valid-type]
+        def connect(self) -> None:
+            super().connect()
+            deadline.watch(self.sock)
+
+    return _WatchedConnection
+
+
 class Urllib3Transport:
     """The production transport, on urllib3 (already in the runtime through botocore).
 
     Connects to the checked IP address, sends the real ``Host`` header, verifies the server
     certificate against the host name with SNI, never retries, never follows redirects, does
     not decode content encodings (no decompression bomb), and reads at most
-    ``max_response_bytes``. ``ca_certs`` (a PEM path) replaces the system trust store (tests).
+    ``max_response_bytes``. ``timeout`` is one wall-clock deadline over connect, request,
+    headers and body (:class:`_Deadline`). ``ca_certs`` (a PEM path) replaces the system trust
+    store (tests).
     """
 
     def __init__(
@@ -150,7 +268,7 @@ class Urllib3Transport:
         headers: Mapping[str, str],
         timeout: float,
     ) -> TransportResponse:
-        deadline = time.monotonic() + timeout
+        deadline = _Deadline(timeout)
         pool: urllib3.HTTPConnectionPool
         if destination.scheme == "https":
             pool = urllib3.HTTPSConnectionPool(
@@ -167,57 +285,78 @@ class Urllib3Transport:
             pool = urllib3.HTTPConnectionPool(
                 host=address, port=destination.port, maxsize=1, retries=False
             )
+        pool.ConnectionCls = _watched(pool.ConnectionCls, deadline)
+        deadline.start()
         try:
-            response = pool.urlopen(
-                "POST",
-                destination.target,
-                body=body,
-                headers=dict(headers),
-                retries=False,
-                redirect=False,
-                assert_same_host=False,
-                preload_content=False,
-                decode_content=False,
-                timeout=urllib3.Timeout(total=timeout),
-            )
-            try:
-                chunks: list[bytes] = []
-                size = 0
-                while size < self.max_response_bytes:
-                    if time.monotonic() > deadline:
-                        raise TransportError("response not read in time", timeout=True)
-                    chunk = response.read(
-                        min(16 * 1024, self.max_response_bytes - size), decode_content=False
-                    )
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    size += len(chunk)
-                return TransportResponse(
-                    status=response.status,
-                    headers=dict(response.headers.items()),
-                    body=b"".join(chunks)[: self.max_response_bytes],
-                )
-            finally:
-                response.close()
+            response = self._exchange(pool, destination, body, headers, timeout)
+            if deadline.expired:
+                # The shutdown can look like a clean end of headers or body to http.client.
+                raise TransportError("deadline passed", timeout=True)
+            return response
         except (NewConnectionError, SSLError) as exc:
+            if deadline.expired:
+                raise TransportError("deadline passed", timeout=True) from exc
             # Checked first: urllib3 2.x's NewConnectionError subclasses ConnectTimeoutError.
+            kind = AttemptError.TLS_ERROR if isinstance(exc, SSLError) else None
             raise TransportError(
-                f"connection failed: {type(exc).__name__}", connect_failed=True
+                f"connection failed: {type(exc).__name__}", connect_failed=True, kind=kind
             ) from exc
         except ConnectTimeoutError as exc:
             raise TransportError("timed out connecting", timeout=True, connect_failed=True) from exc
         except (Urllib3TimeoutError, TimeoutError) as exc:
             raise TransportError(f"timed out: {type(exc).__name__}", timeout=True) from exc
-        except (ProtocolError, HTTPError, OSError) as exc:
+        except (ProtocolError, HTTPError, OSError, ValueError) as exc:
+            if deadline.expired:
+                raise TransportError("deadline passed", timeout=True) from exc
             raise TransportError(f"connection error: {type(exc).__name__}") from exc
         finally:
+            deadline.cancel()
             pool.close()
+
+    def _exchange(
+        self,
+        pool: urllib3.HTTPConnectionPool,
+        destination: Destination,
+        body: bytes,
+        headers: Mapping[str, str],
+        timeout: float,
+    ) -> TransportResponse:
+        response = pool.urlopen(
+            "POST",
+            destination.target,
+            body=body,
+            headers=dict(headers),
+            retries=False,
+            redirect=False,
+            assert_same_host=False,
+            preload_content=False,
+            decode_content=False,
+            timeout=urllib3.Timeout(total=timeout),
+        )
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            while size < self.max_response_bytes:
+                chunk = response.read(
+                    min(16 * 1024, self.max_response_bytes - size), decode_content=False
+                )
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            return TransportResponse(
+                status=response.status,
+                headers=dict(response.headers.items()),
+                body=b"".join(chunks)[: self.max_response_bytes],
+            )
+        finally:
+            response.close()
 
 
 def build_body(request: DeliveryRequest) -> bytes:
     """The JSON body, UTF-8, compact: ``schedule_id``, ``channel_id``, ``content``,
-    ``media_ids`` (list), ``publish_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``), ``attempt`` (int)."""
+    ``media_ids`` (list), ``publish_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``), ``attempt`` (int),
+    ``idempotency_key`` (the header's value, here under the signature)."""
     payload = {
         "schedule_id": request.schedule_id,
         "channel_id": request.channel_id,
@@ -225,6 +364,7 @@ def build_body(request: DeliveryRequest) -> bytes:
         "media_ids": list(request.media_ids),
         "publish_at": format_instant(request.publish_at),
         "attempt": request.attempt,
+        "idempotency_key": request.idempotency_key,
     }
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -240,21 +380,16 @@ def signing_secrets(channel: Channel, now: datetime) -> list[str]:
 
 
 def parse_retry_after(value: str | None, *, now: datetime) -> float | None:
-    """``Retry-After`` in seconds from ``now`` (RFC 9110 section 10.2.3): delta-seconds
-    (``"120"``) or an HTTP-date (``"Wed, 21 Oct 2026 07:28:00 GMT"``). A date in the past gives
-    0; a missing or malformed value gives ``None``."""
-    if value is None:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(int(text))
-    try:
-        when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)  # RFC 9110 HTTP-dates are GMT
-    return max(0.0, (when - now).total_seconds())
+    """``Retry-After`` in seconds from ``now`` with the default bounds of :class:`Settings`
+    (``RETRY_AFTER_FLOOR_SECONDS`` .. ``RETRY_AFTER_CAP_SECONDS``); ``None`` when absent or
+    unreadable. See :mod:`scheduled_posts.platforms.retry_after`. Never raises."""
+    defaults = Settings()
+    return bounded_retry_after(
+        value,
+        now=now,
+        floor_seconds=defaults.RETRY_AFTER_FLOOR_SECONDS,
+        cap_seconds=defaults.RETRY_AFTER_CAP_SECONDS,
+    )
 
 
 def remote_id_of(body: bytes) -> str | None:
@@ -313,23 +448,31 @@ class WebhookAdapter:
         Returns
         -------
         DeliveryResult
-            ``published`` on a 2xx; ``failed`` on a refused destination, a 3xx or a 4xx other
-            than 429.
+            ``published`` on a 2xx; ``failed`` on a refused destination or a status that
+            :func:`outcome_for_status` calls failed (3xx, most 4xx).
 
         Raises
         ------
         RetryableDeliveryError
-            On 429 (``rate_limited=True``, ``retry_after_seconds`` from ``Retry-After``), 5xx,
-            a timeout, a connection error, or a host that does not resolve now.
+            On 429 (``rate_limited=True``), 408, 425 and 5xx (``retry_after_seconds`` from
+            ``Retry-After``, bounded), a timeout, a connection error, or a host that does not
+            resolve now. Its message starts with an :class:`AttemptError` word or ``http_<n>``.
         """
+        settings = self.settings
         try:
             destination = check_destination(
-                channel.url, allowed_origins=self.settings.allowed_origins, resolver=self.resolver
+                channel.url,
+                allowed_origins=settings.allowed_origins,
+                resolver=self.resolver,
+                allowed_ports=settings.allowed_ports,
+                refused_ports=settings.refused_ports,
             )
         except UnresolvableDestinationError as exc:
-            raise RetryableDeliveryError(str(exc)) from exc
+            raise RetryableDeliveryError(f"{AttemptError.DNS_ERROR}: {exc}") from exc
         except UnsafeDestinationError as exc:
-            return DeliveryResult(outcome="failed", error=f"destination refused: {exc}")
+            return DeliveryResult(
+                outcome="failed", error=f"{AttemptError.DESTINATION_REFUSED}: {exc}"
+            )
 
         body = build_body(request)
         headers = {
@@ -360,39 +503,36 @@ class WebhookAdapter:
                 last = exc
                 if not exc.connect_failed:
                     break
-        reason = str(last) if last is not None else "timed out"
-        raise RetryableDeliveryError(f"webhook {reason}") from last
+        if last is None:
+            raise RetryableDeliveryError(f"{AttemptError.TIMEOUT}: no address answered in time")
+        raise RetryableDeliveryError(f"{last.kind}: {last}") from last
 
-    @staticmethod
-    def _outcome(response: TransportResponse, *, now: datetime) -> DeliveryResult:
+    def _outcome(self, response: TransportResponse, *, now: datetime) -> DeliveryResult:
         status = response.status
-        if 200 <= status < 300:
+        outcome = outcome_for_status(status)
+        word = f"http_{status}"
+        if outcome is StatusOutcome.PUBLISHED:
             return DeliveryResult(
                 outcome="published", http_status=status, remote_id=remote_id_of(response.body)
             )
-        if status == 429:
+        if outcome in (StatusOutcome.RATE_LIMITED, StatusOutcome.RETRY):
             raise RetryableDeliveryError(
-                "webhook answered 429 Too Many Requests",
-                http_status=429,
-                rate_limited=True,
-                retry_after_seconds=parse_retry_after(
-                    header(response.headers, "Retry-After"), now=now
-                ),
-            )
-        if 500 <= status < 600:
-            raise RetryableDeliveryError(
-                f"webhook answered HTTP {status}",
+                word,
                 http_status=status,
-                retry_after_seconds=parse_retry_after(
-                    header(response.headers, "Retry-After"), now=now
+                rate_limited=outcome is StatusOutcome.RATE_LIMITED,
+                retry_after_seconds=bounded_retry_after(
+                    header(response.headers, "Retry-After"),
+                    now=now,
+                    floor_seconds=self.settings.RETRY_AFTER_FLOOR_SECONDS,
+                    cap_seconds=self.settings.RETRY_AFTER_CAP_SECONDS,
                 ),
             )
         if 300 <= status < 400:
             return DeliveryResult(
                 outcome="failed",
                 http_status=status,
-                error=f"HTTP {status}: redirects are not followed; use the final URL",
+                error=f"{word}: redirects are not followed; use the final URL",
             )
         return DeliveryResult(
-            outcome="failed", http_status=status, error=f"HTTP {status}{_excerpt(response.body)}"
+            outcome="failed", http_status=status, error=f"{word}{_excerpt(response.body)}"
         )
