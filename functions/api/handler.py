@@ -10,8 +10,12 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
 
 Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
 missing, over 255 characters or with control characters), a body
-over 64 KiB (413, before parsing) and a body that is not UTF-8 JSON (400). Every error is
-``application/problem+json`` (``scheduled_posts.problems``).
+over 64 KiB (413, before parsing), a body without ``Content-Type: application/json`` or with a
+charset other than UTF-8 (415), and a body that is not UTF-8 JSON, nests deeper than
+:data:`MAX_JSON_DEPTH` or repeats a member name in an object (400). After routing, a query
+parameter the route does not define is a 422 naming it. Every error is
+``application/problem+json`` (``scheduled_posts.problems``); JSON answers are UTF-8 without
+``\\uXXXX`` escapes of non-ASCII characters.
 """
 
 from __future__ import annotations
@@ -19,16 +23,21 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.shared.json_encoder import Encoder
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from scheduled_posts import problems
 from scheduled_posts.api_app import get_dependencies
+from scheduled_posts.errors import ValidationFailedError
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic import recovery, rotation
@@ -45,6 +54,8 @@ from scheduled_posts.models.api import (
     PostPage,
     PostPatch,
     Problem,
+    SecretRotation,
+    etag_of,
 )
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.observability import logger, metrics, tracer
@@ -59,8 +70,32 @@ MAX_SUB_LENGTH = 255
 #: in the precheck could overflow the stack when Powertools parses it again, deeper: a 500.
 MAX_JSON_DEPTH = 32
 
-app = APIGatewayHttpResolver(enable_validation=True)
+app = APIGatewayHttpResolver(
+    enable_validation=True,
+    serializer=partial(json.dumps, separators=(",", ":"), ensure_ascii=False, cls=Encoder),
+)
 problems.register(app)
+
+
+def _known_query_only(router: BaseRouter, next_middleware: Callable[..., Response]) -> Response:
+    """422 for a query parameter the matched route does not define (issue 17), naming each."""
+    route = router.context.get("_route")
+    given = router.current_event.query_string_parameters or {}
+    if route is not None and given:
+        known = {param.alias for param in route.dependant.query_params}
+        unknown = sorted(name for name in given if name not in known)
+        if unknown:
+            raise ValidationFailedError(
+                f"unknown query parameter: {', '.join(unknown)}"[:300],
+                [
+                    {"loc": ["query", name], "msg": "unknown query parameter", "type": "unknown"}
+                    for name in unknown[:20]
+                ],
+            )
+    return next_middleware(router)
+
+
+app.use(middlewares=[_known_query_only])
 
 ChannelId = Annotated[str, Path(pattern=ID_PATTERN, description="A channel id")]
 ScheduleId = Annotated[str, Path(pattern=ID_PATTERN, description="A scheduled post id")]
@@ -87,10 +122,11 @@ _ERROR_DOCS: dict[int, dict[str, Any]] = {
     409: {"description": "The post is not scheduled", **_PROBLEM},
     412: {"description": "If-Match is stale", **_PROBLEM},
     413: {"description": "Body over 64 KiB", **_PROBLEM},
+    415: {"description": "Not application/json, or a charset other than UTF-8", **_PROBLEM},
     422: {"description": "Validation failed (per-field errors)", **_PROBLEM},
     429: {"description": "MAX_PENDING_POSTS reached", **_PROBLEM},
 }
-_COMMON = (400, 401, 404, 413, 422)
+_COMMON = (400, 401, 404, 413, 415, 422)
 
 
 def _responses(
@@ -118,7 +154,10 @@ def _owner() -> str:
 
 def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
     return Response(
-        status_code=status, content_type=JSON, body=post, headers={"ETag": f'"{post.version}"'}
+        status_code=status,
+        content_type=JSON,
+        body=post,
+        headers={"ETag": etag_of(post.model_dump(mode="json"))},
     )
 
 
@@ -128,7 +167,13 @@ def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
 @app.post(
     "/v1/channels",
     summary="Create a channel (the signing secret is shown only here)",
-    responses=_responses(ChannelCreated, 201, "Created"),
+    responses=_responses(
+        ChannelCreated,
+        201,
+        "Created",
+        errors=(*_COMMON, 429),
+        overrides={429: "MAX_CHANNELS_PER_USER reached"},
+    ),
 )
 def create_channel(body: ChannelCreate) -> Response[ChannelCreated]:
     deps = get_dependencies()
@@ -143,10 +188,18 @@ def create_channel(body: ChannelCreate) -> Response[ChannelCreated]:
     return Response(status_code=201, content_type=JSON, body=ChannelCreated.of_new(channel))
 
 
-@app.get("/v1/channels", summary="List your channels", responses=_responses(ChannelList))
-def list_channels() -> ChannelList:
-    found = channel_logic.list_channels(_owner(), channels=get_dependencies().channels)
-    return ChannelList(items=[ChannelOut.of(c) for c in found])
+@app.get(
+    "/v1/channels", summary="List your channels by channel_id", responses=_responses(ChannelList)
+)
+def list_channels(
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 20,
+    cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor")] = None,
+) -> ChannelList:
+    deps = get_dependencies()
+    found, next_cursor = channel_logic.list_channel_page(
+        _owner(), limit=limit, cursor=cursor, codec=deps.cursor_codec(), channels=deps.channels
+    )
+    return ChannelList(items=[ChannelOut.of(c) for c in found], next_cursor=next_cursor)
 
 
 @app.get(
@@ -177,13 +230,20 @@ def delete_channel(channel_id: ChannelId) -> Response[None]:
         200,
         "Rotated: the new secret is shown only here",
         errors=(*_COMMON, 409),
-        overrides={409: "A concurrent rotation won"},
+        overrides={409: "A concurrent rotation won, or too many secrets are still valid"},
     ),
 )
-def rotate_channel_secret(channel_id: ChannelId) -> Response[ChannelCreated]:
+def rotate_channel_secret(
+    channel_id: ChannelId, body: SecretRotation | None = None
+) -> Response[ChannelCreated]:
     deps = get_dependencies()
     channel = rotation.rotate_signing_secret(
-        _owner(), channel_id, channels=deps.channels, settings=deps.settings, clock=deps.clock
+        _owner(),
+        channel_id,
+        channels=deps.channels,
+        settings=deps.settings,
+        clock=deps.clock,
+        revoke_previous=body.revoke_previous if body is not None else False,
     )
     return Response(status_code=200, content_type=JSON, body=ChannelCreated.of_new(channel))
 
@@ -215,6 +275,7 @@ def create_post(body: PostCreate, idempotency_key: IdempotencyKey = None) -> Res
     responses=_responses(PostPage),
 )
 def list_posts(
+    *,
     status: Annotated[PostStatus | None, Query(description="Only posts in this status")] = None,
     from_: Annotated[
         str | None, Query(alias="from", max_length=64, description="RFC 3339, inclusive")
@@ -222,10 +283,14 @@ def list_posts(
     to: Annotated[str | None, Query(max_length=64, description="RFC 3339, exclusive")] = None,
     limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 20,
     cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor")] = None,
+    channel_id: Annotated[
+        str | None, Query(pattern=ID_PATTERN, description="Only posts to this channel")
+    ] = None,
 ) -> PostPage:
     deps = get_dependencies()
     page = post_logic.list_posts(
         _owner(),
+        channel_id=channel_id,
         status=status,
         from_=from_,
         to=to,
@@ -264,10 +329,12 @@ def update_post(
 @app.delete(
     "/v1/scheduled-posts/<schedule_id>",
     summary="Cancel a scheduled post",
-    responses=_responses(PostOut, errors=(*_COMMON, 409)),
+    responses=_responses(PostOut, errors=(*_COMMON, 409, 412)),
 )
-def cancel_post(schedule_id: ScheduleId) -> Response[PostOut]:
-    post = post_logic.cancel_post(_owner(), schedule_id, deps=get_dependencies().post_deps)
+def cancel_post(schedule_id: ScheduleId, if_match: IfMatch = None) -> Response[PostOut]:
+    post = post_logic.cancel_post(
+        _owner(), schedule_id, if_match=if_match, deps=get_dependencies().post_deps
+    )
     return _post_response(PostOut.of(post))
 
 
@@ -313,7 +380,8 @@ def _caller(event: dict[str, Any]) -> str | None:
 
 
 def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
-    """401 without a caller; 413 over 64 KiB; 415 when not JSON; 400 when not UTF-8 JSON."""
+    """401 without a caller; 413 over 64 KiB; 415 when not JSON or not UTF-8; 400 when not
+    UTF-8 JSON, nested too deeply or with a repeated member name."""
     if _caller(event) is None:
         return problems.UnauthenticatedError("the request carries no authenticated caller")
     body = event.get("body")
@@ -329,17 +397,65 @@ def _precheck(event: dict[str, Any]) -> problems.ServiceError | None:
         return problems.MalformedBodyError("the body is not valid base64")
     if len(raw) > MAX_BODY_BYTES:
         return problems.PayloadTooLargeError(f"the body is over {MAX_BODY_BYTES} bytes")
-    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
-    media_type = str(headers.get("content-type") or JSON).split(";")[0].strip().lower()
-    if media_type != JSON:
-        return problems.UnsupportedMediaTypeError("send the body as application/json")
+    refused = _media_type_problem(event)
+    if refused is not None:
+        return refused
     try:
-        parsed = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return problems.MalformedBodyError("the body is not valid UTF-8 JSON")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return problems.MalformedBodyError("the body is not valid UTF-8")
+    try:
+        parsed = json.loads(text, object_pairs_hook=_unique_members)
+    except _DuplicateMemberError as exc:
+        return problems.MalformedBodyError(str(exc))
+    except RecursionError:
+        return problems.MalformedBodyError(
+            f"the body is nested too deeply (at most {MAX_JSON_DEPTH} levels)"
+        )
+    except ValueError:
+        return problems.MalformedBodyError("the body is not valid JSON")
     if _nesting(parsed) > MAX_JSON_DEPTH:
-        return problems.MalformedBodyError(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+        return problems.MalformedBodyError(
+            f"the body is nested too deeply (at most {MAX_JSON_DEPTH} levels)"
+        )
     return None
+
+
+def _media_type_problem(event: dict[str, Any]) -> problems.ServiceError | None:
+    """415 unless ``Content-Type`` is ``application/json`` with no charset or ``utf-8``
+    (RFC 8259 section 8.1: JSON exchanged between systems is UTF-8; RFC 9110 section 8.3)."""
+    headers = {str(k).lower(): v for k, v in (event.get("headers") or {}).items()}
+    value = headers.get("content-type")
+    if not isinstance(value, str) or not value.strip():
+        return problems.UnsupportedMediaTypeError(
+            "send the body with Content-Type: application/json"
+        )
+    media_type, *params = (part.strip() for part in value.split(";"))
+    if media_type.lower() != JSON:
+        return problems.UnsupportedMediaTypeError("send the body as application/json")
+    for param in params:
+        name, _, param_value = param.partition("=")
+        if name.strip().lower() == "charset" and param_value.strip().strip('"').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            return problems.UnsupportedMediaTypeError("send the body in UTF-8 (charset=utf-8)")
+    return None
+
+
+class _DuplicateMemberError(ValueError):
+    """A JSON object names a member twice (RFC 8259 section 4: names SHOULD be unique; which
+    value wins differs between parsers, so the request is ambiguous)."""
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in result:
+            shown = name if len(name) <= 40 and name.isprintable() else "a member"
+            raise _DuplicateMemberError(f"the body names {shown!r} twice in one object")
+        result[name] = value
+    return result
 
 
 def _nesting(value: Any) -> int:
@@ -373,7 +489,7 @@ def _proxy_problem(error: problems.ServiceError) -> dict[str, Any]:
     return {
         "statusCode": error.status,
         "headers": {"Content-Type": problems.PROBLEM_JSON},
-        "body": json.dumps(body),
+        "body": json.dumps(body, ensure_ascii=False),
         "isBase64Encoded": False,
     }
 

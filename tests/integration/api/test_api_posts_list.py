@@ -67,8 +67,18 @@ def test_list_posts_from_inclusive_to_exclusive(alice: ApiClient, channel: str) 
 
 def test_list_posts_empty_range_is_empty(alice: ApiClient, channel: str) -> None:
     alice.schedule("2026-11-30T02:00:00Z", [channel])
-    seen, _ = _walk(alice, 10, **{"from": "2026-11-30T03:00:00Z", "to": "2026-11-30T01:00:00Z"})
+    seen, _ = _walk(alice, 10, **{"from": "2026-11-30T02:00:00Z", "to": "2026-11-30T02:00:00Z"})
     assert seen == []
+
+
+def test_list_posts_from_after_to_is_422_naming_both(alice: ApiClient) -> None:
+    answer = alice.get(
+        "/v1/scheduled-posts",
+        query={"from": "2026-11-30T03:00:00Z", "to": "2026-11-30T01:00:00Z"},
+    )
+
+    assert answer.status == 422
+    assert [e["loc"] for e in answer.json["errors"]] == [["query", "from"], ["query", "to"]]
 
 
 def test_list_posts_status_filter(alice: ApiClient, channel: str) -> None:

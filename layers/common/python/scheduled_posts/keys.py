@@ -35,6 +35,10 @@ def channel_sk(channel_id: str) -> str:
     return f"CHANNEL#{channel_id}"
 
 
+#: The per-user channel counter item (``n``), beside the channels under ``OWNER#<sub>``.
+CHANNEL_COUNT_SK = "COUNT#CHANNELS"
+
+
 def owner_posts_gsi_pk(owner: str) -> str:
     return f"OWNER#{owner}#POST"
 

@@ -94,7 +94,10 @@ def problem(
     if errors is not None:
         body["errors"] = errors
     return Response(
-        status_code=status, content_type=PROBLEM_JSON, body=json.dumps(body), headers=headers
+        status_code=status,
+        content_type=PROBLEM_JSON,
+        body=json.dumps(body, ensure_ascii=False),
+        headers=headers,
     )
 
 

@@ -5,8 +5,8 @@ Keyed by owner, so another user's channel is simply not found (see ``docs/data-m
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
@@ -16,8 +16,8 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
-from scheduled_posts.errors import ChannelNotFoundError, StateConflictError
-from scheduled_posts.models.post import Channel
+from scheduled_posts.errors import ChannelNotFoundError, LimitExceededError, StateConflictError
+from scheduled_posts.models.post import Channel, PreviousSecret
 
 _CHANNEL_PREFIX = "CHANNEL#"
 
@@ -40,6 +40,7 @@ def channel_to_item(channel: Channel) -> dict[str, Any]:
             if channel.previous_secret_expires_at
             else None
         ),
+        "previous_secrets": _secrets_to_item(channel.previous_secrets),
         "created_at": format_instant(channel.created_at),
     }
     return item
@@ -52,6 +53,17 @@ def read_channel(table: Any, owner: str, channel_id: str) -> Channel | None:
         Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)}, ConsistentRead=True
     ).get("Item")
     return channel_from_item(item) if item else None
+
+
+def _secrets_to_item(secrets: Iterable[PreviousSecret]) -> list[dict[str, str]]:
+    return [{"secret": p.secret, "expires_at": format_instant(p.expires_at)} for p in secrets]
+
+
+def _secrets_from_item(value: Any) -> tuple[PreviousSecret, ...]:
+    return tuple(
+        PreviousSecret(secret=str(p["secret"]), expires_at=instant_from_storage(p["expires_at"]))
+        for p in value or []
+    )
 
 
 def channel_from_item(item: dict[str, Any]) -> Channel:
@@ -70,6 +82,7 @@ def channel_from_item(item: dict[str, Any]) -> Channel:
         previous_secret_expires_at=(
             instant_from_storage(previous_expiry) if previous_expiry else None
         ),
+        previous_secrets=_secrets_from_item(item.get("previous_secrets")),
         created_at=instant_from_storage(item["created_at"]),
     )
 
@@ -85,20 +98,54 @@ class ChannelRepository:
     def _table(self) -> Any:
         return (self._dynamodb or dynamodb_resource()).Table(self._table_name)
 
-    def put_new(self, channel: Channel) -> None:
-        """Store a new channel.
+    @property
+    def _client(self) -> Any:
+        # A resource's client: transactions take plain Python values, like the Table calls.
+        return (self._dynamodb or dynamodb_resource()).meta.client
+
+    def put_new(self, channel: Channel, *, max_channels: int) -> None:
+        """Store a new channel and count it, in one transaction: the owner's counter item
+        (``sk = COUNT#CHANNELS``, attribute ``n``) must stay at most ``max_channels``.
 
         Raises
         ------
+        LimitExceededError
+            When the owner already has ``max_channels`` channels (429).
         StateConflictError
             When a channel with that id already exists for the owner (a UUID collision).
         """
+        owner_pk = keys.owner_pk(channel.owner)
         try:
-            self._table.put_item(
-                Item=channel_to_item(channel), ConditionExpression="attribute_not_exists(pk)"
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table_name,
+                            "Item": channel_to_item(channel),
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._table_name,
+                            "Key": {"pk": owner_pk, "sk": keys.CHANNEL_COUNT_SK},
+                            "UpdateExpression": "ADD n :one",
+                            "ConditionExpression": "attribute_not_exists(n) OR n < :max",
+                            "ExpressionAttributeValues": {":one": 1, ":max": max_channels},
+                        }
+                    },
+                ]
             )
         except ClientError as exc:
-            if is_condition_failure(exc):
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise LimitExceededError(
+                    f"you have {max_channels} channels, the most allowed "
+                    "(MAX_CHANNELS_PER_USER); delete one first"
+                ) from exc
+            if reasons and reasons[0] == "ConditionalCheckFailed":
                 raise StateConflictError("channel id already exists") from exc
             raise
 
@@ -108,18 +155,34 @@ class ChannelRepository:
 
     def list(self, owner: str) -> list[Channel]:
         """Every channel of ``owner``, ordered by channel id (one Query, paginated)."""
-        items: list[dict[str, Any]] = []
+        channels: list[Channel] = []
+        after: str | None = None
+        while True:
+            page, after = self.list_page(owner, after=after, limit=100)
+            channels.extend(page)
+            if after is None:
+                return channels
+
+    def list_page(
+        self, owner: str, *, after: str | None, limit: int
+    ) -> tuple[builtins.list[Channel], str | None]:
+        """Up to ``limit`` channels of ``owner`` by channel id, after the channel id ``after``;
+        with the id to resume after, or ``None`` at the end."""
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(keys.owner_pk(owner))
             & Key("sk").begins_with(_CHANNEL_PREFIX),
+            "ConsistentRead": True,
+            "Limit": limit + 1,
         }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        return [channel_from_item(item) for item in items]
+        if after is not None:
+            kwargs["ExclusiveStartKey"] = {
+                "pk": keys.owner_pk(owner),
+                "sk": keys.channel_sk(after),
+            }
+        items = self._table.query(**kwargs).get("Items", [])
+        channels = [channel_from_item(item) for item in items[:limit]]
+        more = len(items) > limit
+        return channels, (channels[-1].channel_id if more and channels else None)
 
     def existing_ids(self, owner: str, channel_ids: Iterable[str]) -> set[str]:
         """Which of ``channel_ids`` are channels of ``owner`` (at most 100 ids: one BatchGet)."""
@@ -150,10 +213,10 @@ class ChannelRepository:
         *,
         current_secret: str,
         new_secret: str,
-        previous_expires_at: datetime,
+        previous_secrets: Iterable[PreviousSecret],
     ) -> Channel:
-        """Make ``new_secret`` the signing secret and keep ``current_secret`` as the previous
-        one until ``previous_expires_at`` (any older previous secret is dropped).
+        """Make ``new_secret`` the signing secret and store ``previous_secrets`` (the logic
+        builds them: the replaced secret first, with its overlap) in place of the old list.
 
         Condition ``signing_secret = :current``, so of two concurrent rotations one wins.
 
@@ -168,14 +231,14 @@ class ChannelRepository:
             response = self._table.update_item(
                 Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
                 UpdateExpression=(
-                    "SET signing_secret = :new, previous_signing_secret = :current, "
-                    "previous_secret_expires_at = :until"
+                    "SET signing_secret = :new, previous_secrets = :previous "
+                    "REMOVE previous_signing_secret, previous_secret_expires_at"
                 ),
                 ConditionExpression="attribute_exists(pk) AND signing_secret = :current",
                 ExpressionAttributeValues={
                     ":new": new_secret,
                     ":current": current_secret,
-                    ":until": format_instant(previous_expires_at),
+                    ":previous": _secrets_to_item(previous_secrets),
                 },
                 ReturnValues="ALL_NEW",
             )
@@ -188,13 +251,48 @@ class ChannelRepository:
         return channel_from_item(response["Attributes"])
 
     def delete(self, owner: str, channel_id: str) -> None:
-        """Delete the owner's channel.
+        """Delete the owner's channel and uncount it, in one transaction.
 
         Raises
         ------
         ChannelNotFoundError
             When the owner has no such channel.
         """
+        owner_pk = keys.owner_pk(owner)
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Delete": {
+                            "TableName": self._table_name,
+                            "Key": {"pk": owner_pk, "sk": keys.channel_sk(channel_id)},
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._table_name,
+                            "Key": {"pk": owner_pk, "sk": keys.CHANNEL_COUNT_SK},
+                            # Channels made before the counter existed were never counted.
+                            "UpdateExpression": "ADD n :minus_one",
+                            "ConditionExpression": "n > :zero",
+                            "ExpressionAttributeValues": {":minus_one": -1, ":zero": 0},
+                        }
+                    },
+                ]
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+                raise
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                raise ChannelNotFoundError("channel not found") from exc
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                self._delete_uncounted(owner, channel_id)
+                return
+            raise
+
+    def _delete_uncounted(self, owner: str, channel_id: str) -> None:
         try:
             self._table.delete_item(
                 Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},

@@ -129,12 +129,14 @@ class PostRepository:
         status: PostStatus | None,
         now: datetime,
         limit: int,
+        channel_id: str | None = None,
     ) -> OwnerPage:
         """One page of ``owner``'s posts from GSI ``by_owner`` in ``(publish_at, schedule_id)``.
 
         ``lower``/``upper`` bound ``gsi1sk`` inclusively; ``after`` is the ``gsi1sk`` of the
         last item already returned (exclusive). Expired posts and, when ``status`` is given,
-        posts in another status are filtered out, so a page may hold fewer than ``limit`` posts.
+        posts in another status and, when ``channel_id`` is given, posts that do not name that
+        channel are filtered out, so a page may hold fewer than ``limit`` posts.
         Reads at most ``limit`` index items (Query ``Limit``).
         """
         condition = Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
@@ -147,6 +149,8 @@ class PostRepository:
         visible = Attr("expires_at").not_exists() | Attr("expires_at").gt(epoch_seconds(now))
         if status is not None:
             visible &= Attr("status").eq(status.value)
+        if channel_id is not None:
+            visible &= Attr("channel_ids").contains(channel_id)
         kwargs: dict[str, Any] = {
             "IndexName": "by_owner",
             "KeyConditionExpression": condition,

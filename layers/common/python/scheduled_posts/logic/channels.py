@@ -12,6 +12,7 @@ import uuid
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.errors import ChannelNotFoundError, ValidationFailedError
+from scheduled_posts.logic.cursor import CHANNELS_QUERY, CursorCodec
 from scheduled_posts.models.api import ChannelCreate, Platform
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger
@@ -71,7 +72,7 @@ def create_channel(
         signing_secret=new_signing_secret(),
         created_at=clock.now(),
     )
-    channels.put_new(channel)
+    channels.put_new(channel, max_channels=settings.MAX_CHANNELS_PER_USER)
     logger.info(
         "channel created", extra={"channel_id": channel.channel_id, "platform": channel.platform}
     )
@@ -93,8 +94,31 @@ def get_channel(owner: str, channel_id: str, *, channels: ChannelRepository) -> 
 
 
 def list_channels(owner: str, *, channels: ChannelRepository) -> list[Channel]:
-    """Every channel of the owner."""
+    """Every channel of the owner (at most ``MAX_CHANNELS_PER_USER``, plus any made before the
+    limit existed)."""
     return channels.list(owner)
+
+
+def list_channel_page(
+    owner: str,
+    *,
+    limit: int,
+    cursor: str | None,
+    codec: CursorCodec,
+    channels: ChannelRepository,
+) -> tuple[list[Channel], str | None]:
+    """A page of the owner's channels by ``channel_id``: at most ``limit`` (1-100), and the
+    cursor of the next page (``None`` at the end), like ``GET /v1/scheduled-posts``.
+
+    Raises
+    ------
+    InvalidCursorError
+        The cursor was forged, altered, issued to another user or for another list.
+    """
+    after = codec.decode(cursor, owner=owner, query=CHANNELS_QUERY) if cursor else None
+    page, last = channels.list_page(owner, after=after, limit=limit)
+    next_cursor = codec.encode(owner=owner, last_key=last, query=CHANNELS_QUERY) if last else None
+    return page, next_cursor
 
 
 def delete_channel(owner: str, channel_id: str, *, channels: ChannelRepository) -> None:

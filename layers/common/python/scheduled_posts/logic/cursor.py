@@ -32,6 +32,9 @@ MAX_CURSOR_LENGTH = 1024
 _VERSION = 1
 _SORT_KEY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z#[A-Za-z0-9_-]{1,64}$")
 _SECRET_MAX_AGE_SECONDS = 300
+#: The query of a channel-list cursor, whose key is a channel id (not a ``gsi1sk``).
+CHANNELS_QUERY = "channels"
+_CHANNEL_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def _b64(data: bytes) -> str:
@@ -61,7 +64,7 @@ class CursorCodec:
         return f"{payload}.{self._mac(owner, payload)}"
 
     def decode(self, cursor: str, *, owner: str, query: str) -> str:
-        """The ``gsi1sk`` to resume after.
+        """The ``gsi1sk`` (a channel id for :data:`CHANNELS_QUERY`) to resume after.
 
         Raises
         ------
@@ -85,14 +88,18 @@ class CursorCodec:
         if data.get("q") != query:
             raise InvalidCursorError("the cursor was issued for other filters")
         last_key = data.get("k")
-        if not isinstance(last_key, str) or not _SORT_KEY.match(last_key):
+        pattern = _CHANNEL_KEY if query == CHANNELS_QUERY else _SORT_KEY
+        if not isinstance(last_key, str) or not pattern.match(last_key):
             raise InvalidCursorError("the cursor is not valid")
         return last_key
 
 
-def query_fingerprint(status: str | None, from_: str | None, to: str | None) -> str:
+def query_fingerprint(
+    status: str | None, from_: str | None, to: str | None, channel_id: str | None = None
+) -> str:
     """What a cursor is bound to besides the caller: the list filters, normalised."""
-    return f"{status or ''}|{from_ or ''}|{to or ''}"
+    base = f"{status or ''}|{from_ or ''}|{to or ''}"
+    return f"{base}|{channel_id}" if channel_id else base
 
 
 @lru_cache(maxsize=1)

@@ -35,7 +35,7 @@ from scheduled_posts.errors import (
     VersionConflictError,
 )
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
-from scheduled_posts.models.api import PostCreate, PostPatch, parse_rfc3339
+from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.observability import logger, tracer
@@ -106,8 +106,8 @@ def parse_if_match(value: str | None) -> frozenset[str] | None:
 
 
 def etag(post: Post) -> str:
-    """The ``ETag`` of a post: its version, quoted (RFC 9110 section 8.8.3)."""
-    return f'"{post.version}"'
+    """The ``ETag`` of a post (:func:`scheduled_posts.models.api.etag_for`)."""
+    return etag_for(post)
 
 
 def _late_horizon(now: datetime, settings: Settings) -> datetime:
@@ -310,22 +310,34 @@ def list_posts(
     cursor: str | None,
     codec: CursorCodec,
     deps: PostDeps,
+    channel_id: str | None = None,
 ) -> PostListPage:
     """The caller's posts ordered by ``(publish_at, schedule_id)``; ``from_`` inclusive, ``to``
-    exclusive, at most ``limit`` (1-100) per page.
+    exclusive, at most ``limit`` (1-100) per page; ``channel_id`` keeps the posts that name
+    that channel.
 
     Raises
     ------
     ValidationFailedError
-        ``from``/``to`` are not RFC 3339 instants with an offset.
+        ``from``/``to`` are not RFC 3339 instants with an offset, or ``from`` is later than
+        ``to`` (both named).
     InvalidCursorError
         The cursor was forged, altered, issued to another user or for other filters.
     """
     start, end = _parse_bound(from_, "from"), _parse_bound(to, "to")
+    if start is not None and end is not None and start > end:
+        raise ValidationFailedError(
+            "from is later than to",
+            [
+                _error(["query", "from"], "must not be later than to", "from_after_to"),
+                _error(["query", "to"], "must not be earlier than from", "from_after_to"),
+            ],
+        )
     fingerprint = query_fingerprint(
         status.value if status else None,
         format_instant(start) if start else None,
         format_instant(end) if end else None,
+        channel_id,
     )
     after = codec.decode(cursor, owner=owner, query=fingerprint) if cursor is not None else None
     lower = format_instant(start) if start else None
@@ -345,6 +357,7 @@ def list_posts(
         status=status,
         now=deps.clock.now(),
         limit=limit + 1,
+        channel_id=channel_id,
     )
     posts, last_key = page.posts, page.last_key
     if len(posts) > limit:
@@ -495,29 +508,42 @@ def _reschedule_missed(
 
 
 @tracer.capture_method
-def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
+def cancel_post(
+    owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
+) -> Post:
     """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released).
 
-    Cancelling a ``cancelled`` post returns it unchanged.
+    Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
+    ``If-Match`` is checked like an edit's (issue 17): 409 wins over 412, a malformed value
+    is 422, and nothing changes on either.
 
     Raises
     ------
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is in any state other than ``scheduled`` or ``cancelled``, or it kept
-        changing through every attempt (409).
+        The post is in any state other than ``scheduled`` or ``cancelled``, or, without
+        ``If-Match``, it kept changing through every attempt (409).
+    VersionConflictError
+        ``If-Match`` does not name the current version (412).
+    ValidationFailedError
+        ``If-Match`` is malformed (422).
     """
+    expected = parse_if_match(if_match)
     settings = deps.settings
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = _owned(owner, schedule_id, deps, now)
-        if post.status == PostStatus.CANCELLED:
-            return post
-        if post.status != PostStatus.SCHEDULED:
+        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED):
             raise StateConflictError(
                 f"the post is {post.status.value}; only a scheduled post can be cancelled"
             )
+        if expected is not None and etag(post) not in expected:
+            raise VersionConflictError(
+                f"If-Match does not match the current version ({post.version})"
+            )
+        if post.status == PostStatus.CANCELLED:
+            return post
         deliveries = {
             cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
             for cid, d in post.deliveries.items()
@@ -541,6 +567,8 @@ def cancel_post(owner: str, schedule_id: str, *, deps: PostDeps) -> Post:
                 new_late=False,
             )
         except VersionConflictError as exc:
+            if expected is not None:
+                raise
             if attempt < WRITE_ATTEMPTS:
                 continue
             raise _kept_changing() from exc

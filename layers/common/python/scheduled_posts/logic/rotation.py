@@ -4,7 +4,10 @@ The new secret is returned once. The old one stays valid for ``SECRET_OVERLAP_SE
 (default 86 400 s): during that overlap every delivery carries both signatures,
 ``X-Signature: t=<unix s>,v1=<new>,v1=<old>`` (``platforms/signing.py``), so a receiver can
 switch to the new secret at any moment of the overlap. After it only ``v1=<new>`` is sent.
-Rotating again within the overlap drops the oldest secret at once (only two are ever valid).
+Every secret stays valid for ``SECRET_OVERLAP_SECONDS`` after it was replaced, however often
+the channel is rotated meanwhile (issue 17), up to :data:`MAX_VALID_SECRETS` at once (a
+rotation beyond that is 409). To cut off a leaked secret at once, rotate with
+``{"revoke_previous": true}``: only the new secret is then valid.
 
 How old a ``t`` a receiver should accept: within 300 s of its own clock, either side
 (``signing.DEFAULT_TOLERANCE_SECONDS``; see the ``platforms/signing.py`` docstring). Every retry
@@ -17,11 +20,15 @@ from datetime import timedelta
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
-from scheduled_posts.errors import ChannelNotFoundError
+from scheduled_posts.errors import ChannelNotFoundError, StateConflictError
 from scheduled_posts.logic.channels import new_signing_secret
-from scheduled_posts.models.post import Channel
+from scheduled_posts.models.post import Channel, PreviousSecret
 from scheduled_posts.observability import logger
 from scheduled_posts.settings import Settings
+
+#: Most secrets valid at once (the current one included): each is one ``v1=`` of 64 hex
+#: characters in ``X-Signature``, and a receiver's header limit is usually 8 KiB.
+MAX_VALID_SECRETS = 5
 
 
 def rotate_signing_secret(
@@ -31,26 +38,44 @@ def rotate_signing_secret(
     channels: ChannelRepository,
     settings: Settings,
     clock: Clock,
+    revoke_previous: bool = False,
 ) -> Channel:
     """Give the owner's channel a new signing secret; the result carries it (shown only here).
+
+    The replaced secret stays valid until ``now + SECRET_OVERLAP_SECONDS``, and so does every
+    earlier one until its own end of overlap; ``revoke_previous`` ends them all now.
 
     Raises
     ------
     ChannelNotFoundError
         Missing or another user's channel (404).
     StateConflictError
-        A concurrent rotation won (409).
+        A concurrent rotation won, or :data:`MAX_VALID_SECRETS` would be valid at once (409).
     """
     channel = channels.get(owner, channel_id)
     if channel is None:
         raise ChannelNotFoundError("channel not found")
     now = clock.now()
+    previous: list[PreviousSecret] = []
+    if not revoke_previous:
+        replaced = PreviousSecret(
+            secret=channel.signing_secret,
+            expires_at=now + timedelta(seconds=settings.SECRET_OVERLAP_SECONDS),
+        )
+        previous = [replaced, *channel.valid_previous_secrets(now)]
+        if settings.SECRET_OVERLAP_SECONDS == 0:
+            previous = []
+        if len(previous) + 1 > MAX_VALID_SECRETS:
+            raise StateConflictError(
+                f"{MAX_VALID_SECRETS} secrets are already valid; wait for the oldest overlap "
+                'to end, or rotate with {"revoke_previous": true}'
+            )
     rotated = channels.rotate_secret(
         owner,
         channel_id,
         current_secret=channel.signing_secret,
         new_secret=new_signing_secret(),
-        previous_expires_at=now + timedelta(seconds=settings.SECRET_OVERLAP_SECONDS),
+        previous_secrets=previous,
     )
     logger.info("signing secret rotated", extra={"channel_id": channel_id})
     return rotated

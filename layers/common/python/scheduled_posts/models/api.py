@@ -12,6 +12,10 @@ Response models mirror the JSON shapes of issue 2 exactly; instants are
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+import unicodedata
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -22,6 +26,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     StrictStr,
     StringConstraints,
@@ -47,10 +52,24 @@ class Platform(StrEnum):
     WEBHOOK = "webhook"
 
 
+#: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: Characters that render as nothing although Unicode does not call them white space: Hangul
+#: fillers and the braille blank, abused to post "empty" text.
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+
+
 def _clean_text(value: str) -> str:
-    """Refuse strings DynamoDB or a receiver could choke on: NUL and lone surrogates."""
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+    """Refuse strings DynamoDB or a receiver could choke on: control characters (C0 and C1,
+    DEL; tab, LF and CR are allowed) and lone surrogates."""
+    match = _CONTROL.search(value)
+    if match is not None:
+        code = ord(match.group())
+        name = "NUL" if code == 0 else f"U+{code:04X}"
+        raise ValueError(
+            f"must not contain control characters ({name}); only tab, line feed and carriage "
+            "return are allowed"
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -58,9 +77,18 @@ def _clean_text(value: str) -> str:
     return value
 
 
+def is_blank(value: str) -> bool:
+    """Whether ``value`` shows nothing: only white space, format characters (category Cf:
+    zero-width spaces and joiners, BOM, soft hyphen, bidi marks) or Hangul/braille fillers."""
+    return all(
+        ch.isspace() or ch in _INVISIBLE_EXTRA or unicodedata.category(ch) == "Cf" for ch in value
+    )
+
+
 def _content_rule(value: str) -> str:
     _clean_text(value)
-    if not value.strip():
+    value = value.replace("\r\n", "\n")
+    if is_blank(value):
         raise ValueError("must not be blank")
     if len(value) > MAX_CONTENT_CODE_POINTS:
         raise ValueError(f"must be at most {MAX_CONTENT_CODE_POINTS} characters (code points)")
@@ -69,8 +97,15 @@ def _content_rule(value: str) -> str:
 
 def _not_blank(value: str) -> str:
     _clean_text(value)
-    if not value.strip():
+    if is_blank(value):
         raise ValueError("must not be blank")
+    return value
+
+
+def _not_null(value: Any) -> Any:
+    """A field that may be left out but not sent as ``null`` (issue 17: the error names it)."""
+    if value is None:
+        raise ValueError("must not be null; leave the field out to keep its value")
     return value
 
 
@@ -106,7 +141,11 @@ def _distinct(values: list[str]) -> list[str]:
 Id = Annotated[StrictStr, StringConstraints(pattern=ID_PATTERN)]
 Content = Annotated[
     StrictStr,
-    Field(min_length=1, description="1 to 5,000 Unicode code points, not blank"),
+    Field(
+        min_length=1,
+        description="1 to 5,000 Unicode code points, not blank (invisible characters alone are "
+        "blank); no control characters but tab, LF and CR; CRLF is stored as LF",
+    ),
     AfterValidator(_content_rule),
 ]
 MediaId = Annotated[StrictStr, Field(min_length=1, max_length=256), AfterValidator(_clean_text)]
@@ -174,9 +213,11 @@ class ChannelCreated(ChannelOut):
 
 
 class ChannelList(BaseModel):
-    """``GET /v1/channels`` body: every channel of the caller."""
+    """``GET /v1/channels`` body: a page of the caller's channels, by ``channel_id``; only
+    ``next_cursor: null`` ends the list."""
 
     items: list[ChannelOut]
+    next_cursor: str | None = None
 
 
 class PostCreate(BaseModel):
@@ -190,24 +231,37 @@ class PostCreate(BaseModel):
     channel_ids: ChannelIds
 
 
+NotNull = BeforeValidator(_not_null)
+
+
 class PostPatch(BaseModel):
-    """``PATCH /v1/scheduled-posts/{schedule_id}`` body: at least one field, none ``null``."""
+    """``PATCH /v1/scheduled-posts/{schedule_id}`` body: at least one field, none ``null`` (a
+    ``null`` is a per-field error at ``["body", <field>]``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    content: Content | None = None
-    media_ids: MediaIds | None = None
-    publish_at: PublishAt | None = None
-    channel_ids: ChannelIds | None = None
+    content: Annotated[Content | None, NotNull] = None
+    media_ids: Annotated[MediaIds | None, NotNull] = None
+    publish_at: Annotated[PublishAt | None, NotNull] = None
+    channel_ids: Annotated[ChannelIds | None, NotNull] = None
 
     @model_validator(mode="after")
-    def _at_least_one_not_null(self) -> PostPatch:
+    def _at_least_one(self) -> PostPatch:
         if not self.model_fields_set:
             raise ValueError("give at least one of content, media_ids, publish_at, channel_ids")
-        nulls = [name for name in self.model_fields_set if getattr(self, name) is None]
-        if nulls:
-            raise ValueError(f"may not be null: {', '.join(sorted(nulls))}")
         return self
+
+
+class SecretRotation(BaseModel):
+    """``POST /v1/channels/{channel_id}/rotate-secret`` body (optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    revoke_previous: StrictBool = Field(
+        False,
+        description="End the overlap of every earlier secret now (a leaked secret): only the "
+        "new secret is valid afterwards",
+    )
 
 
 class DeliveryOut(BaseModel):
@@ -272,6 +326,24 @@ class PostOut(BaseModel):
             published_at=_opt(post.published_at),
             publish_lag_seconds=post.publish_lag_seconds,
         )
+
+
+def etag_of(representation: dict[str, Any]) -> str:
+    """The ``ETag`` of a post's JSON representation (``PostOut`` as JSON), quoted (RFC 9110
+    section 8.8.3): ``"<version>"`` while the post is ``scheduled`` (every change of a scheduled
+    post is an edit, which raises ``version``), else ``"<version>-<16 hex>"`` with a SHA-256 of
+    the representation, so it changes whenever the answer does (issue 17)."""
+    version = representation["version"]
+    if representation.get("status") == "scheduled":
+        return f'"{version}"'
+    canonical = json.dumps(representation, sort_keys=True, ensure_ascii=False, default=str)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    return f'"{version}-{digest}"'
+
+
+def etag_for(post: Post) -> str:
+    """:func:`etag_of` the post's representation."""
+    return etag_of(PostOut.of(post).model_dump(mode="json"))
 
 
 class PostPage(BaseModel):

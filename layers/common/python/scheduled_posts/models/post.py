@@ -195,8 +195,23 @@ class Attempt(BaseModel):
     lag_seconds: float | None = None
 
 
+class PreviousSecret(BaseModel):
+    """A replaced signing secret, still valid until ``expires_at`` (the rotation overlap)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    secret: str
+    expires_at: datetime
+
+
 class Channel(BaseModel):
-    """A destination of a user. ``signing_secret`` is never shown after creation."""
+    """A destination of a user. ``signing_secret`` is never shown after creation.
+
+    ``previous_secrets`` are the replaced secrets, newest first, each valid for
+    ``SECRET_OVERLAP_SECONDS`` after it was replaced (issue 17: rotating twice never cuts the
+    first secret short). ``previous_signing_secret``/``previous_secret_expires_at`` are the
+    one-entry form older items were written with; :meth:`valid_previous_secrets` reads both.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -209,4 +224,13 @@ class Channel(BaseModel):
     signing_secret: str
     previous_signing_secret: str | None = None
     previous_secret_expires_at: datetime | None = None
+    previous_secrets: tuple[PreviousSecret, ...] = ()
     created_at: datetime
+
+    def valid_previous_secrets(self, now: datetime) -> list[PreviousSecret]:
+        """The replaced secrets still in their overlap at ``now``, newest first."""
+        found = list(self.previous_secrets)
+        legacy, until = self.previous_signing_secret, self.previous_secret_expires_at
+        if legacy and until is not None and all(p.secret != legacy for p in found):
+            found.append(PreviousSecret(secret=legacy, expires_at=until))
+        return [p for p in found if now < p.expires_at]

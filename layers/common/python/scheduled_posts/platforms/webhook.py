@@ -370,13 +370,9 @@ def build_body(request: DeliveryRequest) -> bytes:
 
 
 def signing_secrets(channel: Channel, now: datetime) -> list[str]:
-    """The secrets to sign with at ``now``, newest first: the channel's secret, plus the
-    previous one while ``now < previous_secret_expires_at`` (the rotation overlap)."""
-    secrets = [channel.signing_secret]
-    previous, expires = channel.previous_signing_secret, channel.previous_secret_expires_at
-    if previous and expires is not None and now < expires:
-        secrets.append(previous)
-    return secrets
+    """The secrets to sign with at ``now``, newest first: the channel's secret, plus every
+    replaced secret still in its overlap (``SECRET_OVERLAP_SECONDS`` after its replacement)."""
+    return [channel.signing_secret, *(p.secret for p in channel.valid_previous_secrets(now))]
 
 
 def parse_retry_after(value: str | None, *, now: datetime) -> float | None:
