@@ -526,7 +526,7 @@ def test_loopback_503_raises_retryable(loopback: HttpReceiver) -> None:
 def test_loopback_slow_receiver_times_out(loopback: HttpReceiver) -> None:
     loopback.script(Answer.timeout(delay_seconds=1.0))
 
-    with pytest.raises(RetryableDeliveryError, match="^timeout: "):
+    with pytest.raises(RetryableDeliveryError, match=r"^timeout: "):
         loopback_adapter(timeout=0.3).deliver(
             make_channel(loopback.url()), make_request(), now=datetime.now(UTC)
         )
@@ -913,7 +913,7 @@ def test_deliver_unresolvable_host_dns_error(receiver: FakeReceiver) -> None:
 
     adapter = WebhookAdapter(Settings(), transport=receiver, resolver=no_dns)
 
-    with pytest.raises(RetryableDeliveryError, match="^dns_error: "):
+    with pytest.raises(RetryableDeliveryError, match=r"^dns_error: "):
         deliver(adapter)
 
 
@@ -931,7 +931,7 @@ def test_loopback_tls_failure_tls_error_word(loopback: HttpReceiver) -> None:
     url = loopback.url("/hook").replace("http://", "https://")
     settings = Settings(WEBHOOK_ALLOWED_ORIGINS="https://127.0.0.1", DELIVERY_TIMEOUT_SECONDS=2)
 
-    with pytest.raises(RetryableDeliveryError, match="^tls_error: "):
+    with pytest.raises(RetryableDeliveryError, match=r"^tls_error: "):
         WebhookAdapter(settings).deliver(make_channel(url), make_request(), now=datetime.now(UTC))
 
 
@@ -986,7 +986,7 @@ def test_loopback_dripping_receiver_cut_at_deadline(head: bytes, drip: bytes) ->
     try:
         adapter = loopback_adapter(timeout=0.5)
         # When the adapter delivers, then it gives up at the deadline as a timeout.
-        with pytest.raises(RetryableDeliveryError, match="^timeout: "):
+        with pytest.raises(RetryableDeliveryError, match=r"^timeout: "):
             adapter.deliver(
                 make_channel(f"http://127.0.0.1:{server.port}/hook"),
                 make_request(),
