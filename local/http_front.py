@@ -211,6 +211,13 @@ class ApiFront:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
 
+            def __getattr__(self, name: str) -> Any:
+                # Any other method (TRACE, CONNECT, made-up ones) is routed like the rest, so it
+                # gets API Gateway's 404 rather than http.server's 501 (issue 17's fuzzing).
+                if name.startswith("do_") and name[3:].isascii() and name[3:].isalpha():
+                    return self._serve
+                raise AttributeError(name)
+
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug("%s " + format, self.address_string(), *args)
 

@@ -49,6 +49,7 @@ from scheduled_posts.models.api import (
     ChannelCreated,
     ChannelList,
     ChannelOut,
+    GatewayMessage,
     PostCreate,
     PostOut,
     PostPage,
@@ -117,7 +118,10 @@ IfMatch = Annotated[
 _PROBLEM = {"content": {problems.PROBLEM_JSON: {"model": Problem}}}
 _ERROR_DOCS: dict[int, dict[str, Any]] = {
     400: {"description": "Malformed JSON or an invalid cursor", **_PROBLEM},
-    401: {"description": 'No caller (from API Gateway itself: {"message":"Unauthorized"})'},
+    401: {
+        "description": 'No caller (from API Gateway itself: {"message":"Unauthorized"})',
+        "content": {JSON: {"model": GatewayMessage}},
+    },
     404: {"description": "Not found, or not yours", **_PROBLEM},
     409: {"description": "The post is not scheduled", **_PROBLEM},
     412: {"description": "If-Match is stale", **_PROBLEM},

@@ -383,6 +383,13 @@ class AttemptList(BaseModel):
     items: list[AttemptOut]
 
 
+class GatewayMessage(BaseModel):
+    """What API Gateway itself answers before the Lambda runs (its JWT authorizer's 401, its
+    throttling 429): ``{"message": "Unauthorized"}``. Not problem+json."""
+
+    message: str
+
+
 class Problem(BaseModel):
     """An RFC 9457 problem details body (``application/problem+json``)."""
 
