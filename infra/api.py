@@ -43,6 +43,9 @@ ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
     "/v1/scheduled-posts/{schedule_id}": (GET, PATCH, DELETE),
     "/v1/scheduled-posts/{schedule_id}/attempts": (GET,),
     "/v1/scheduled-posts/{schedule_id}/retry": (POST,),
+    "/v1/me": (DELETE,),
+    "/v1/me/export": (GET,),
+    "/v1/me/erasure": (GET,),
 }
 
 #: Access-log fields ($context variables of HTTP APIs, API Gateway Developer Guide,

@@ -47,6 +47,9 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),
     "/v1/scheduled-posts/{schedule_id}/attempts": ("GET",),
     "/v1/scheduled-posts/{schedule_id}/retry": ("POST",),
+    "/v1/me": ("DELETE",),
+    "/v1/me/export": ("GET",),
+    "/v1/me/erasure": ("GET",),
 }
 _ROUTE_PATTERNS = [
     (

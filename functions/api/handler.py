@@ -7,6 +7,7 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
 * ``POST /v1/scheduled-posts/{schedule_id}/retry``, ``POST /v1/channels/{channel_id}/rotate-secret``
+* ``GET /v1/me/export``, ``DELETE /v1/me``, ``GET /v1/me/erasure``
 
 Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
 missing, over 255 characters or with control characters), a body
@@ -38,17 +39,19 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from scheduled_posts import problems
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.errors import ValidationFailedError
+from scheduled_posts.logic import account, recovery, rotation
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
-from scheduled_posts.logic import recovery, rotation
 from scheduled_posts.models.api import (
     ID_PATTERN,
+    AccountExport,
     AttemptList,
     AttemptOut,
     ChannelCreate,
     ChannelCreated,
     ChannelList,
     ChannelOut,
+    ErasureStatus,
     GatewayMessage,
     PostCreate,
     PostOut,
@@ -369,6 +372,43 @@ def retry_post(schedule_id: ScheduleId) -> Response[PostOut]:
         _owner(), schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
     )
     return _post_response(PostOut.of(post), 202)
+
+
+# ------------------------------------------------------------------- account
+
+
+@app.get(
+    "/v1/me/export",
+    summary="Everything the service holds about you, as one JSON document",
+    responses=_responses(AccountExport),
+)
+def export_account() -> AccountExport:
+    deps = get_dependencies()
+    document = account.export_account(_owner(), store=deps.account, deps=deps.post_deps)
+    return AccountExport.model_validate(document)
+
+
+@app.delete(
+    "/v1/me",
+    summary="Erase your account: cancel pending posts, then delete every item of yours",
+    responses=_responses(
+        ErasureStatus, 202, "Accepted: GET /v1/me/erasure tells when it is complete"
+    ),
+)
+def erase_account() -> Response[ErasureStatus]:
+    deps = get_dependencies()
+    status = account.erase_account(_owner(), store=deps.account, deps=deps.post_deps)
+    return Response(status_code=202, content_type=JSON, body=ErasureStatus(status=status))
+
+
+@app.get(
+    "/v1/me/erasure",
+    summary="Whether your erasure is complete",
+    responses=_responses(ErasureStatus),
+)
+def erasure_status() -> ErasureStatus:
+    status = account.erasure_status(_owner(), store=get_dependencies().account)
+    return ErasureStatus.model_validate({"status": status})
 
 
 # ------------------------------------------------------------------- entry

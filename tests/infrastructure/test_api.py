@@ -22,6 +22,9 @@ EXPECTED_ROUTE_KEYS = {
     "DELETE /v1/scheduled-posts/{schedule_id}",
     "GET /v1/scheduled-posts/{schedule_id}/attempts",
     "POST /v1/scheduled-posts/{schedule_id}/retry",
+    "DELETE /v1/me",
+    "GET /v1/me/export",
+    "GET /v1/me/erasure",
 }
 
 

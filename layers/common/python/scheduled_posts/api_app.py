@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from scheduled_posts.clock import Clock, SystemClock
+from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.logic.create import PostCreator
@@ -72,6 +73,15 @@ class ApiDependencies:
         )
 
     @cached_property
+    def account(self) -> AccountStore:
+        return AccountStore(
+            posts_table_name=self.settings.POSTS_TABLE_NAME,
+            due_table_name=self.settings.DUE_INDEX_TABLE_NAME,
+            idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
+            dynamodb=self.dynamodb,
+        )
+
+    @cached_property
     def post_deps(self) -> PostDeps:
         promoter = self.promoter or _LazyPromoter(self.settings, self.clock)
         return PostDeps(
@@ -94,6 +104,7 @@ class ApiDependencies:
             self.post_deps,
             idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
             idempotency_client=self.idempotency_client,
+            account=self.account,
         )
 
 

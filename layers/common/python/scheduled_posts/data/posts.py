@@ -186,7 +186,7 @@ class PostRepository:
                 expires = item.get("expires_at")
                 if expires is not None and int(expires) <= now.timestamp():
                     continue
-                attempts.append(_attempt_from_item(item))
+                attempts.append(attempt_from_item(item))
             if "LastEvaluatedKey" not in page:
                 return attempts
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -496,7 +496,8 @@ class PostRepository:
         )
 
 
-def _attempt_from_item(item: dict[str, Any]) -> Attempt:
+def attempt_from_item(item: dict[str, Any]) -> Attempt:
+    """An :class:`Attempt` from its DynamoDB item."""
     finished = item.get("finished_at")
     http_status = item.get("http_status")
     return Attempt(

@@ -7,10 +7,15 @@ successful result (a :class:`PostOut`, stored through Powertools' ``PydanticSeri
 stored: errors are raised, so Powertools deletes the in-progress record and nothing is replayed.
 The post id is derived from (owner, key, body) (:func:`logic.posts.idempotent_schedule_id`), so a
 lost record never duplicates a post.
+
+Account erasure (issue 17) must find these records: they use the fixed key prefix
+``create_post`` (not the Lambda's name), and every key is indexed under the caller
+(``AccountStore.remember_idempotency_key``) before the keyed create runs.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import (
@@ -20,6 +25,8 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 
+from scheduled_posts.clock import epoch_seconds
+from scheduled_posts.data.account import CREATE_KEY_PREFIX, AccountStore
 from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
 from scheduled_posts.models.api import PostCreate, PostOut
 from scheduled_posts.observability import tracer
@@ -40,12 +47,20 @@ class PostCreator:
     idempotency_client:
         A low-level DynamoDB client for the records (default: Powertools' own). Not a resource's
         ``meta.client``: that takes plain Python values, Powertools sends typed attribute values.
+    account:
+        Where each key is indexed for account erasure (None: not indexed).
     """
 
     def __init__(
-        self, deps: PostDeps, *, idempotency_table_name: str, idempotency_client: Any | None = None
+        self,
+        deps: PostDeps,
+        *,
+        idempotency_table_name: str,
+        idempotency_client: Any | None = None,
+        account: AccountStore | None = None,
     ) -> None:
         self.deps = deps
+        self.account = account
         #: Call ``register_lambda_context(context)`` on it on every invocation.
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="[owner, key]",
@@ -61,6 +76,8 @@ class PostCreator:
             ),
             config=self.idempotency_config,
             output_serializer=PydanticSerializer(PostOut),
+            # A fixed prefix (not the Lambda's name): erasure computes the record ids.
+            key_prefix=CREATE_KEY_PREFIX,
         )
 
     def _create_keyed(self, *, request: dict[str, Any], body: PostCreate) -> PostOut:
@@ -87,5 +104,11 @@ class PostCreator:
         if idempotency_key is None:
             return PostOut.of(create_post(body, owner=owner, deps=self.deps))
         request = {"owner": owner, "key": idempotency_key, "body": body.model_dump(mode="json")}
+        if self.account is not None:
+            # Indexed first, so that erasure can always find the record (issue 17 item 15).
+            expires = self.deps.clock.now() + timedelta(seconds=IDEMPOTENCY_EXPIRY_SECONDS + 3600)
+            self.account.remember_idempotency_key(
+                owner, idempotency_key, expires_at=epoch_seconds(expires)
+            )
         result: PostOut = self._create_once(request=request, body=body)
         return result

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -381,6 +381,27 @@ class AttemptList(BaseModel):
     """``GET /v1/scheduled-posts/{schedule_id}/attempts`` body, in start order."""
 
     items: list[AttemptOut]
+
+
+class ExportPost(PostOut):
+    """A post in the account export, with its delivery attempts."""
+
+    attempts: list[AttemptOut]
+
+
+class AccountExport(BaseModel):
+    """``GET /v1/me/export`` body: everything the service holds about the caller."""
+
+    subject: str
+    exported_at: str
+    posts: list[ExportPost]
+    channels: list[ChannelOut]
+
+
+class ErasureStatus(BaseModel):
+    """``DELETE /v1/me`` (202) and ``GET /v1/me/erasure`` body."""
+
+    status: Literal["pending", "done"]
 
 
 class GatewayMessage(BaseModel):

@@ -1,0 +1,196 @@
+"""DynamoDB access for a whole account: export and erasure (issue 17 item 15).
+
+Where a user's items live (``docs/data-model.md``), and how each is found without a scan:
+
+* ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts under
+  its ``pk``; the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
+  the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel.
+* ``DueIndexTable``: each post's due entry (``due_bucket``, ``due_sk``) and late marker
+  (``LATE#<shard>``, ``due_sk``).
+* ``IdempotencyTable``: the delivery records (key prefix ``deliver``, key
+  ``<schedule_id>:<channel_id>``) and the create records (key prefix ``create_post``, key
+  ``[owner, Idempotency-Key]``, the keys listed by the create-idempotency index), whose ids are
+  Powertools' ``<prefix>#<md5 of the JSON key>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from scheduled_posts import keys
+from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.channels import channel_from_item
+from scheduled_posts.data.posts import attempt_from_item
+from scheduled_posts.models.post import Attempt, Channel, Post
+
+#: ``sk`` of the erasure request in the ``OWNER#<sub>`` partition.
+ERASURE_SK = "ERASURE"
+#: ``sk`` prefix of the create-idempotency index items (one per ``Idempotency-Key`` used).
+IDEMPOTENCY_INDEX_PREFIX = "IDEMPOTENCY#"
+#: Powertools ``key_prefix`` of the delivery and create idempotency records.
+DELIVERY_KEY_PREFIX = "deliver"
+CREATE_KEY_PREFIX = "create_post"
+
+
+def idempotency_record_id(prefix: str, key: Any) -> str:
+    """The ``id`` Powertools gives the record of ``key`` under ``key_prefix=prefix``:
+    ``<prefix>#<md5 hex of json.dumps(key, sort_keys=True)>`` (its default hash function;
+    ``BasePersistenceLayer._generate_hash``). The erasure test checks the records are gone."""
+    text = json.dumps(key, sort_keys=True)
+    return f"{prefix}#{hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()}"
+
+
+class AccountStore:
+    """Reads and deletes every item of one user across the three tables."""
+
+    def __init__(
+        self,
+        *,
+        posts_table_name: str,
+        due_table_name: str,
+        idempotency_table_name: str,
+        dynamodb: Any | None = None,
+    ) -> None:
+        self._names = (posts_table_name, due_table_name, idempotency_table_name)
+        self._dynamodb = dynamodb
+
+    def _table(self, index: int) -> Any:
+        return (self._dynamodb or dynamodb_resource()).Table(self._names[index])
+
+    # ------------------------------------------------------------------ reads
+
+    def _query(self, table: Any, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        while True:
+            page = table.query(**kwargs)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def posts(self, owner: str) -> list[Post]:
+        """Every post item of ``owner`` still stored (also those past retention, not yet
+        removed by TTL), by ``(publish_at, schedule_id)``."""
+        items = self._query(
+            self._table(0),
+            IndexName="by_owner",
+            KeyConditionExpression=Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner)),
+        )
+        found = []
+        for index_item in items:
+            item = (
+                self._table(0)
+                .get_item(Key={"pk": index_item["pk"], "sk": index_item["sk"]}, ConsistentRead=True)
+                .get("Item")
+            )
+            if item is not None:
+                found.append(Post.from_item(item))
+        return found
+
+    def attempt_items(self, schedule_id: str) -> list[dict[str, Any]]:
+        """Every attempt item of a post (expired ones too), in start order."""
+        return list(
+            self._query(
+                self._table(0),
+                KeyConditionExpression=Key("pk").eq(keys.post_pk(schedule_id))
+                & Key("sk").begins_with("ATTEMPT#"),
+                ConsistentRead=True,
+            )
+        )
+
+    def attempts(self, schedule_id: str) -> list[Attempt]:
+        """Every attempt of a post (expired ones too), in start order."""
+        return [attempt_from_item(item) for item in self.attempt_items(schedule_id)]
+
+    def owner_items(self, owner: str) -> list[dict[str, Any]]:
+        """Every item of the ``OWNER#<sub>`` partition."""
+        return list(
+            self._query(
+                self._table(0),
+                KeyConditionExpression=Key("pk").eq(keys.owner_pk(owner)),
+                ConsistentRead=True,
+            )
+        )
+
+    def channels(self, owner: str) -> list[Channel]:
+        """Every channel of ``owner`` (secrets included: callers must not show them)."""
+        return [
+            channel_from_item(item)
+            for item in self.owner_items(owner)
+            if str(item["sk"]).startswith("CHANNEL#")
+        ]
+
+    def erasure_requested(self, owner: str) -> bool:
+        """Whether an erasure of ``owner`` was requested and is not complete."""
+        item = (
+            self._table(0)
+            .get_item(Key={"pk": keys.owner_pk(owner), "sk": ERASURE_SK}, ConsistentRead=True)
+            .get("Item")
+        )
+        return item is not None
+
+    # ----------------------------------------------------------------- writes
+
+    def request_erasure(self, owner: str, *, requested_at: str) -> None:
+        """Record that ``owner`` asked to be erased (kept until the erasure completes)."""
+        self._table(0).put_item(
+            Item={"pk": keys.owner_pk(owner), "sk": ERASURE_SK, "requested_at": requested_at}
+        )
+
+    def remember_idempotency_key(self, owner: str, key: str, *, expires_at: int) -> None:
+        """Index a create ``Idempotency-Key`` of ``owner`` (TTL ``expires_at``, epoch s), so
+        that erasure can find its record."""
+        self._table(0).put_item(
+            Item={
+                "pk": keys.owner_pk(owner),
+                "sk": f"{IDEMPOTENCY_INDEX_PREFIX}{key}",
+                "key": key,
+                "expires_at": expires_at,
+            }
+        )
+
+    def delete_post(self, post: Post) -> None:
+        """Delete a post with its attempts, due entry, late marker and delivery records."""
+        posts, due, idempotency = self._table(0), self._table(1), self._table(2)
+        with posts.batch_writer() as batch:
+            for item in self.attempt_items(post.schedule_id):
+                batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
+        if post.due_bucket and post.due_sk:
+            due.delete_item(Key={"bucket": post.due_bucket, "due": post.due_sk})
+        if post.due_sk:
+            due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": post.due_sk})
+        with idempotency.batch_writer() as batch:
+            for channel_id in dict.fromkeys([*post.channel_ids, *post.deliveries]):
+                key = f"{post.schedule_id}:{channel_id}"
+                batch.delete_item(Key={"id": idempotency_record_id(DELIVERY_KEY_PREFIX, key)})
+        posts.delete_item(Key={"pk": keys.post_pk(post.schedule_id), "sk": keys.POST_SK})
+
+    def delete_owner_items(self, owner: str) -> None:
+        """Delete the ``OWNER#<sub>`` partition but the erasure request, each channel's
+        rate-limit items, and the create-idempotency records the index names."""
+        posts, idempotency = self._table(0), self._table(2)
+        items = self.owner_items(owner)
+        for item in items:
+            sk = str(item["sk"])
+            if sk.startswith("CHANNEL#"):
+                rate = self._query(
+                    posts, KeyConditionExpression=Key("pk").eq(keys.rate_pk(sk[len("CHANNEL#") :]))
+                )
+                with posts.batch_writer() as batch:
+                    for rate_item in rate:
+                        batch.delete_item(Key={"pk": rate_item["pk"], "sk": rate_item["sk"]})
+            elif sk.startswith(IDEMPOTENCY_INDEX_PREFIX):
+                record = idempotency_record_id(CREATE_KEY_PREFIX, [owner, item["key"]])
+                idempotency.delete_item(Key={"id": record})
+        with posts.batch_writer() as batch:
+            for item in items:
+                if item["sk"] != ERASURE_SK:
+                    batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
+
+    def complete_erasure(self, owner: str) -> None:
+        """Delete the erasure request: the last item of ``owner``."""
+        self._table(0).delete_item(Key={"pk": keys.owner_pk(owner), "sk": ERASURE_SK})

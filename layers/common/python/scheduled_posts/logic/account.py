@@ -1,0 +1,78 @@
+"""Account export and erasure (issue 17 item 15): unpublished posts are private data.
+
+* :func:`export_account` -> ``GET /v1/me/export``: everything the service holds about the caller
+  (posts with their deliveries, attempts, channels without secrets) as one JSON document.
+* :func:`erase_account` -> ``DELETE /v1/me``: records the request, cancels every ``scheduled``
+  post through the normal cancel path (so a dispatch message already in the queue finds a
+  cancelled post and publishes nothing), then deletes every item of the caller in every table
+  (``data/account.py`` lists where they live), not leaving them to TTL, and last the request
+  itself. A post already ``publishing`` is deleted too; a delivery in flight at that moment may
+  still reach its destination (its lease writes then fail).
+* :func:`erasure_status` -> ``GET /v1/me/erasure``: ``pending`` while the request is recorded,
+  ``done`` once nothing of the erasure is left to do.
+
+An erasure interrupted half-way (a timeout, a throttled write) stays ``pending``; repeating
+``DELETE /v1/me`` resumes it: every step is idempotent. A create racing an erasure may leave a
+post behind; the caller sees ``done`` only after the pass that found nothing left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from scheduled_posts.clock import format_instant
+from scheduled_posts.data.account import AccountStore
+from scheduled_posts.errors import StateConflictError
+from scheduled_posts.logic.posts import PostDeps, cancel_post
+from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
+from scheduled_posts.models.post import PostStatus
+from scheduled_posts.observability import logger
+
+#: How many times an erasure re-reads the caller's posts before giving up for this request
+#: (a create racing the erasure adds posts after the first read).
+ERASE_PASSES = 3
+
+
+def export_account(owner: str, *, store: AccountStore, deps: PostDeps) -> dict[str, Any]:
+    """The caller's data: ``{"subject", "exported_at", "posts": [PostOut + "attempts"],
+    "channels": [ChannelOut]}`` (no signing secret). Recurring schedules do not exist yet."""
+    posts = []
+    for post in store.posts(owner):
+        body = PostOut.of(post).model_dump(mode="json")
+        body["attempts"] = [
+            AttemptOut.of(a).model_dump(mode="json") for a in store.attempts(post.schedule_id)
+        ]
+        posts.append(body)
+    channels = [ChannelOut.of(c).model_dump(mode="json") for c in store.channels(owner)]
+    return {
+        "subject": owner,
+        "exported_at": format_instant(deps.clock.now()),
+        "posts": posts,
+        "channels": channels,
+    }
+
+
+def erase_account(owner: str, *, store: AccountStore, deps: PostDeps) -> str:
+    """Erase ``owner`` (see the module docstring); returns the status afterwards (``done``, or
+    ``pending`` when posts kept appearing through :data:`ERASE_PASSES` passes)."""
+    store.request_erasure(owner, requested_at=format_instant(deps.clock.now()))
+    for _ in range(ERASE_PASSES):
+        posts = store.posts(owner)
+        for post in posts:
+            if post.status == PostStatus.SCHEDULED:
+                # Claimed meanwhile (409): deleted below all the same.
+                with contextlib.suppress(StateConflictError):
+                    cancel_post(owner, post.schedule_id, deps=deps)
+            store.delete_post(post)
+        store.delete_owner_items(owner)
+        if not posts:
+            store.complete_erasure(owner)
+            logger.info("account erased")
+            return "done"
+    return "pending"
+
+
+def erasure_status(owner: str, *, store: AccountStore) -> str:
+    """``pending`` while an erasure of ``owner`` is recorded, else ``done``."""
+    return "pending" if store.erasure_requested(owner) else "done"

@@ -1,0 +1,139 @@
+"""Account export and erasure (issue 17 item 15), on the fire path's moto tables: after
+``DELETE /v1/me`` a scan of every table finds nothing of the user, and a dispatch message
+already in the queue publishes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from scheduled_posts.models.post import PostStatus
+from tests.integration.dispatch.conftest import FirePath, build_fire_path
+from tests.integration.ops.conftest import set_rate_limit
+from tests.support.api import ApiClient, install_api, uninstall_api
+from tests.support.clock import SimClock
+
+FAR = "2026-11-30T09:30:00Z"
+
+
+@pytest.fixture
+def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
+    with mock_aws():
+
+        def build(**overrides: object) -> FirePath:
+            fire = build_fire_path(clock, RETRY_BASE_SECONDS=2.0, **overrides)
+            install_api(fire.settings, clock)
+            return fire
+
+        yield build
+        uninstall_api()
+
+
+def _scan_all(fire: FirePath) -> list[dict[str, Any]]:
+    dynamodb = boto3.resource("dynamodb", region_name="us-east-1")
+    names = (
+        fire.settings.POSTS_TABLE_NAME,
+        fire.settings.DUE_INDEX_TABLE_NAME,
+        fire.settings.IDEMPOTENCY_TABLE_NAME,
+    )
+    items: list[dict[str, Any]] = []
+    for name in names:
+        items += dynamodb.Table(name).scan()["Items"]
+    return items
+
+
+def _alice_world(fire: FirePath) -> dict[str, Any]:
+    """Alice: two channels (one rate-limited), a published post (attempts, delivery record,
+    rate item), a post created with an Idempotency-Key, a far scheduled post, a cancelled one.
+    Bob: a channel and a post, which must survive."""
+    fire.channel("ach-one")
+    fire.channel("ach-two")
+    set_rate_limit(fire, "ach-one", 100)
+    published = fire.post(fire.clock.now() + timedelta(seconds=5), ["ach-one", "ach-two"])
+    fire.driver.run_for(15)
+    assert fire.read(published).status == PostStatus.PUBLISHED
+    alice = ApiClient("alice")
+    keyed = alice.post(
+        "/v1/scheduled-posts",
+        {"content": "secret plans", "publish_at": FAR, "channel_ids": ["ach-one"]},
+        headers={"Idempotency-Key": "k-1"},
+    ).json["schedule_id"]
+    far = alice.schedule(FAR, ["ach-two"])["schedule_id"]
+    gone = alice.schedule(FAR, ["ach-two"])["schedule_id"]
+    alice.delete(f"/v1/scheduled-posts/{gone}")
+    fire.channel("bch-one", owner="bob")
+    bobs = fire.post(fire.clock.now() + timedelta(days=1), ["bch-one"], owner="bob")
+    return {
+        "ids": [published.schedule_id, keyed, far, gone, "ach-one", "ach-two"],
+        "bob": bobs.schedule_id,
+    }
+
+
+def _mentions(items: list[dict[str, Any]], needles: list[str]) -> list[dict[str, Any]]:
+    return [i for i in items if any(n in repr(i) for n in needles)]
+
+
+def test_erase_account_leaves_nothing_of_the_user_in_any_table(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    world = _alice_world(fire)
+    needles = ["alice", *world["ids"]]
+    assert len(_mentions(_scan_all(fire), needles)) > 10  # the scan does see alice's items
+
+    answer = ApiClient("alice").delete("/v1/me")
+
+    assert (answer.status, answer.json) == (202, {"status": "done"})
+    assert ApiClient("alice").get("/v1/me/erasure").json == {"status": "done"}
+    assert _mentions(_scan_all(fire), needles) == []
+    assert _mentions(_scan_all(fire), ["bob", world["bob"]]) != []
+
+
+def test_erase_account_queued_message_publishes_nothing(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    fire.channel("ach-one")
+    due = fire.post(fire.clock.now() + timedelta(seconds=30), ["ach-one"])
+    fire.driver.run_for(1)  # swept: its dispatch message waits in the delay queue
+
+    assert ApiClient("alice").delete("/v1/me").status == 202
+    fire.driver.run_for(60)
+
+    assert fire.receiver.requests_for(f"{due.schedule_id}:ach-one") == []
+
+
+def test_erase_account_interrupted_is_pending_then_resumed(api_fire, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    world = _alice_world(fire)
+    from scheduled_posts.data.account import AccountStore
+
+    original = AccountStore.delete_owner_items
+
+    def fail(self: AccountStore, owner: str) -> None:
+        raise RuntimeError("throttled (test)")
+
+    monkeypatch.setattr(AccountStore, "delete_owner_items", fail)
+    assert ApiClient("alice").delete("/v1/me").status == 500
+    assert ApiClient("alice").get("/v1/me/erasure").json == {"status": "pending"}
+
+    monkeypatch.setattr(AccountStore, "delete_owner_items", original)
+    assert ApiClient("alice").delete("/v1/me").json == {"status": "done"}
+    assert _mentions(_scan_all(fire), ["alice", *world["ids"]]) == []
+
+
+def test_export_account_has_posts_attempts_and_channels_without_secrets(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    world = _alice_world(fire)
+
+    answer = ApiClient("alice").get("/v1/me/export")
+
+    document = answer.json
+    assert answer.status == 200 and document["subject"] == "alice"
+    assert sorted(p["schedule_id"] for p in document["posts"]) == sorted(world["ids"][:4])
+    published = next(p for p in document["posts"] if p["schedule_id"] == world["ids"][0])
+    assert {a["channel_id"] for a in published["attempts"]} == {"ach-one", "ach-two"}
+    assert sorted(c["channel_id"] for c in document["channels"]) == ["ach-one", "ach-two"]
+    assert "whsec_" not in answer.raw["body"] and "signing_secret" not in answer.raw["body"]
+    assert world["bob"] not in answer.raw["body"]
