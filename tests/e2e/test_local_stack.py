@@ -190,3 +190,34 @@ def test_local_stack_restart_while_aws_keeps_running_loses_and_duplicates_nothin
     counts = Counter(d.schedule_id for d in receiver.snapshot())
     assert {sid: counts[sid] for sid in ids} == dict.fromkeys(ids, 1)
     assert {sid: final.get(sid, {}).get("status") for sid in ids} == dict.fromkeys(ids, "published")
+
+
+def _readme_api_block() -> str:
+    """The first ``bash`` block after the README's "## API guide" heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    guide = text[text.index("## API guide") :]
+    start = guide.index("```bash\n") + len("```bash\n")
+    return guide[start : guide.index("```\n", start)]
+
+
+def test_readme_api_guide_block_runs_and_checks_its_answers(stack: StackProcess) -> None:
+    # Given the README's curl tour, run as `bash -e` so that any `call` whose status differs
+    # from the one it expects (or any `field` that finds no such field) stops it.
+    env = _env(
+        API=f"http://127.0.0.1:{stack.api_port}",
+        RECEIVER_PORT=str(_free_port()),
+        PATH=os.environ.get("PATH", ""),
+    )
+    # When it runs against the local stack
+    done = subprocess.run(
+        ["bash", "-e", "-c", _readme_api_block()],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    # Then every step answered as the README says, down to the erasure's status
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.rstrip().endswith('200 {"status":"done"}')
