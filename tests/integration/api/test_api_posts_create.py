@@ -39,6 +39,7 @@ def test_create_post_valid_returns_201_shape_and_etag(alice: ApiClient, channel:
             "remote_id": None,
             "published_at": None,
             "last_error": None,
+            "next_attempt_at": None,
         }
     ]
     assert set(body) == {

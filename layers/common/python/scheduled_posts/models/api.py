@@ -265,7 +265,9 @@ class SecretRotation(BaseModel):
 
 
 class DeliveryOut(BaseModel):
-    """One channel's delivery state; ``attempts`` is a count."""
+    """One channel's delivery state; ``attempts`` is a count. ``next_attempt_at`` is when a
+    waiting delivery (a retry backoff, a destination's ``Retry-After``, a rate-limit slot) is
+    sent next; ``null`` when it is not waiting."""
 
     channel_id: str
     status: str
@@ -273,6 +275,7 @@ class DeliveryOut(BaseModel):
     remote_id: str | None
     published_at: str | None
     last_error: str | None
+    next_attempt_at: str | None = None
 
     @classmethod
     def of(cls, delivery: Delivery) -> DeliveryOut:
@@ -283,6 +286,9 @@ class DeliveryOut(BaseModel):
             remote_id=delivery.remote_id,
             published_at=_opt(delivery.published_at),
             last_error=delivery.last_error,
+            next_attempt_at=_opt(delivery.next_attempt_at)
+            if delivery.status.value in ("pending", "retry_scheduled")
+            else None,
         )
 
 
