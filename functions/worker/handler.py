@@ -1,7 +1,9 @@
 """Publish worker Lambda (SQS event source mapping with ``ReportBatchItemFailures``).
 
-Powertools ``BatchProcessor``: each record is processed on its own; failures are reported as
-batch item failures, so one bad record never fails or repeats the others. An empty ``Records``
+Powertools ``BatchProcessor``, concurrent (``scheduled_posts.concurrent_batch``): each record is
+processed on its own thread, so one slow destination never delays the batch's other posts
+(issue 17); failures are reported as batch item failures, so one bad record never fails or
+repeats the others. An empty ``Records``
 list answers an empty failure list; when every record fails, every record is reported failed
 (``raise_on_entire_batch_failure=False``): the same retry as a failed invocation, without an
 invocation error.
@@ -13,15 +15,12 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import EventType, process_partial_response
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Json
 
+from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.observability import logger, metrics, tracer
@@ -54,11 +53,12 @@ def make_lambda_handler(publisher_factory: Callable[[], Publisher] = _default_pu
 
         def record_handler(record: DispatchRecord) -> str:
             message: DispatchMessage = record.body  # type: ignore[assignment]
-            logger.set_correlation_id(message.schedule_id)
+            # Records run on threads: the schedule id goes on this thread's log lines only.
+            logger.thread_safe_append_keys(schedule_id=message.schedule_id)
             receive_count = int(record.attributes.ApproximateReceiveCount)
             return publisher.process(message, receive_count=receive_count, context=context).value
 
-        processor = BatchProcessor(
+        processor = ConcurrentBatchProcessor(
             event_type=EventType.SQS, model=DispatchRecord, raise_on_entire_batch_failure=False
         )
         response = process_partial_response(
