@@ -47,6 +47,9 @@ class Settings(BaseModel):
     #: header gives a wait in ``[floor, cap]``.
     RETRY_AFTER_FLOOR_SECONDS: float = Field(1.0, ge=0)
     RETRY_AFTER_CAP_SECONDS: float = Field(3600.0, gt=0, le=86_400)
+    #: Most waits a destination may ask for per delivery (429s and ``Retry-After``s) before
+    #: the delivery fails (issue 17): with ``MAX_ATTEMPTS`` it bounds the requests per post.
+    MAX_DESTINATION_WAITS: int = Field(10, ge=0, le=1000)
     #: Most channels per user (issue 17: one ``GET /v1/channels`` page must stay far below the
     #: 6 MB Lambda response quota).
     MAX_CHANNELS_PER_USER: int = Field(50, ge=1, le=10_000)

@@ -9,6 +9,7 @@ the instant and the jitter source as arguments, so they are unit-tested without 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -34,6 +35,80 @@ class RetryPolicy:
     cap_seconds: float
     misfire_grace_seconds: int
     lease_seconds: int
+    #: ``MAX_DESTINATION_WAITS``: most waits a destination may ask for (429s, ``Retry-After``s).
+    max_destination_waits: int = 10
+
+
+@dataclass(frozen=True)
+class RetryPlan:
+    """The delivery after a retryable outcome: ``attempts`` used, ``destination_waits`` so far,
+    and either ``next_attempt_at`` (retry then) or ``final_error`` (``failed`` now)."""
+
+    attempts: int
+    destination_waits: int
+    next_attempt_at: datetime | None
+    final_error: str | None
+
+    @property
+    def exhausted(self) -> bool:
+        """True when the delivery ends ``failed``."""
+        return self.final_error is not None
+
+
+def plan_retry(
+    *,
+    now: datetime,
+    publish_at: datetime,
+    attempts_before: int,
+    attempt_number: int,
+    destination_waits_before: int,
+    rate_limited: bool,
+    retry_after_seconds: float | None,
+    error: str,
+    policy: RetryPolicy,
+    jitter: Callable[[int], float],
+) -> RetryPlan:
+    """One rule for every retryable outcome (issue 17 item 2), so no ``Retry-After`` can keep a
+    post busy for ever:
+
+    * a 429 uses no attempt, every other outcome one of ``MAX_ATTEMPTS``;
+    * every wait the destination asked for (a 429, or any ``Retry-After``) counts one
+      destination wait; more than ``MAX_DESTINATION_WAITS`` fails the delivery, saying so; a
+      channel gets at most ``MAX_ATTEMPTS + MAX_DESTINATION_WAITS`` requests per post;
+    * the wait: a 429's ``Retry-After`` (clamped by the adapter) or else ``jitter``; any other
+      outcome: ``jitter(attempt)`` raised to its ``Retry-After``;
+    * a next try after ``publish_at + MISFIRE_GRACE_SECONDS`` is not scheduled: ``failed`` now,
+      for 429 and 5xx alike.
+
+    ``attempts_before``/``attempt_number``: attempts used before this try and this try's number;
+    ``jitter(attempt)``: full-jitter seconds after attempt number ``attempt``. Pure.
+    """
+    attempts = attempts_before if rate_limited else attempt_number
+    asked = rate_limited or retry_after_seconds is not None
+    waits = destination_waits_before + (1 if asked else 0)
+    if rate_limited:
+        wait = retry_after_seconds if retry_after_seconds is not None else jitter(attempts + 1)
+    else:
+        wait = max(jitter(attempts), retry_after_seconds or 0.0)
+    next_at = now + timedelta(seconds=wait)
+    horizon = publish_at + timedelta(seconds=policy.misfire_grace_seconds)
+    final: str | None = None
+    if not rate_limited and attempts >= policy.max_attempts:
+        final = f"gave up after {attempts} attempts: {error}"
+    elif waits > policy.max_destination_waits:
+        final = (
+            f"the destination asked to wait {waits} times (429 or Retry-After), more than "
+            f"MAX_DESTINATION_WAITS ({policy.max_destination_waits}): {error}"
+        )
+    elif next_at > horizon:
+        cause = "the destination's wait" if asked else "the next retry"
+        final = f"{cause} would end after the misfire window (MISFIRE_GRACE_SECONDS): {error}"
+    return RetryPlan(
+        attempts=attempts,
+        destination_waits=waits,
+        next_attempt_at=None if final else next_at,
+        final_error=final,
+    )
 
 
 @dataclass
@@ -136,39 +211,32 @@ def retryable(
     policy: RetryPolicy,
     uniform: Uniform,
 ) -> ChannelRound:
-    """A retryable error: ``retry_scheduled`` after a full-jitter wait, or ``failed`` when
-    exhausted. A 429 (``exc.rate_limited``) uses no attempt, waits ``Retry-After`` (else the
-    jitter) and is exhausted past ``publish_at + MISFIRE_GRACE_SECONDS``; any other error uses
-    an attempt, waits at least ``Retry-After``, and is exhausted at ``MAX_ATTEMPTS``
-    (``docs/dispatch.md``, "State machine")."""
+    """A retryable error: ``retry_scheduled`` at :func:`plan_retry`'s time, or ``failed`` when
+    it says the delivery is exhausted (``docs/dispatch.md``, "State machine")."""
     error = str(exc) or f"HTTP {exc.http_status}"
-    horizon = post.publish_at + timedelta(seconds=policy.misfire_grace_seconds)
-    if exc.rate_limited:
-        attempts = delivery.attempts
-        wait = exc.retry_after_seconds
-        if wait is None:
-            wait = full_jitter(
-                attempts + 1,
-                base_seconds=policy.base_seconds,
-                cap_seconds=policy.cap_seconds,
-                uniform=uniform,
-            )
-        next_at = now + timedelta(seconds=wait)
-        exhausted = next_at > horizon
-        final_error = f"rate limited past MISFIRE_GRACE_SECONDS: {error}"
-    else:
-        attempts = started.attempt
-        wait = full_jitter(
-            attempts,
+
+    def jitter(attempt: int) -> float:
+        return full_jitter(
+            attempt,
             base_seconds=policy.base_seconds,
             cap_seconds=policy.cap_seconds,
             uniform=uniform,
         )
-        if exc.retry_after_seconds is not None:
-            wait = max(wait, exc.retry_after_seconds)
-        next_at = now + timedelta(seconds=wait)
-        exhausted = attempts >= policy.max_attempts
-        final_error = f"gave up after {attempts} attempts: {error}"
+
+    plan = plan_retry(
+        now=now,
+        publish_at=post.publish_at,
+        attempts_before=delivery.attempts,
+        attempt_number=started.attempt,
+        destination_waits_before=delivery.destination_waits,
+        rate_limited=exc.rate_limited,
+        retry_after_seconds=exc.retry_after_seconds,
+        error=error,
+        policy=policy,
+        jitter=jitter,
+    )
+    attempts, exhausted = plan.attempts, plan.exhausted
+    final_error, next_at = plan.final_error, plan.next_attempt_at
     attempt = started.model_copy(
         update={
             "finished_at": now,
@@ -182,6 +250,7 @@ def retryable(
         update={
             "status": status,
             "attempts": attempts,
+            "destination_waits": plan.destination_waits,
             "last_error": final_error if exhausted else error,
             "next_attempt_at": None if exhausted else next_at,
         }

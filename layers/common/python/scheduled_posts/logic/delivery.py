@@ -58,6 +58,7 @@ def retry_policy(settings: Settings) -> RetryPolicy:
         cap_seconds=settings.RETRY_CAP_SECONDS,
         misfire_grace_seconds=settings.MISFIRE_GRACE_SECONDS,
         lease_seconds=settings.LEASE_SECONDS,
+        max_destination_waits=settings.MAX_DESTINATION_WAITS,
     )
 
 

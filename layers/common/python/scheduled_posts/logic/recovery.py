@@ -91,6 +91,7 @@ def redeliver(
             update={
                 "status": DeliveryStatus.PENDING,
                 "attempts": 0 if reset_attempts else current.attempts,
+                "destination_waits": 0 if reset_attempts else current.destination_waits,
                 "next_attempt_at": None,
                 "rate_slot": None,
             }

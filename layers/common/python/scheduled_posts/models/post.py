@@ -56,11 +56,15 @@ class Delivery(BaseModel):
     #: The UTC minute (``YYYY-MM-DDTHH:MM``) of a rate-limit slot reserved for this delivery
     #: while it waits for that minute (``logic/rate_limit.py``); None otherwise.
     rate_slot: str | None = None
+    #: Waits the destination asked for (429s and ``Retry-After``s), bounded by
+    #: ``MAX_DESTINATION_WAITS`` (``lifecycle/outcomes.plan_retry``).
+    destination_waits: int = 0
 
     def to_item(self) -> dict[str, Any]:
         item: dict[str, Any] = {
             "status": self.status.value,
             "attempts": self.attempts,
+            "destination_waits": self.destination_waits,
             "remote_id": self.remote_id,
             "published_at": _opt_str(self.published_at),
             "last_error": self.last_error,
@@ -83,6 +87,7 @@ class Delivery(BaseModel):
             next_attempt_at=_opt_instant(item.get("next_attempt_at")),
             lag_seconds=_num(item.get("lag_seconds")),
             rate_slot=item.get("rate_slot"),
+            destination_waits=int(item.get("destination_waits", 0)),
         )
 
 
