@@ -261,3 +261,21 @@ def test_jwt_checker_configured_audience_accepts_matching_client_id_without_aud(
 def test_jwt_checker_configured_audience_refuses_token_without_aud_or_client_id() -> None:
     with pytest.raises(Unauthorized):
         JwtChecker(SECRET, audience="app-client").check(_token())
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PURGE"])
+def test_api_front_undocumented_method_answers_404_not_501(method: str) -> None:
+    calls: list[dict[str, Any]] = []
+    front = _front(lambda event, context: calls.append(event))
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{front.port}/v1/channels", method=method
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as reply:
+                status, body = reply.status, reply.read()
+        except urllib.error.HTTPError as error:
+            status, body = error.code, error.read()
+    finally:
+        front.stop()
+    assert (status, body, calls) == (404, b'{"message":"Not Found"}', [])
