@@ -8,10 +8,13 @@ sweeper's path are exercised within seconds. Every wait is bounded.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +27,8 @@ from local.token import make_token
 from scheduled_posts.clock import format_instant, parse_instant
 
 pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
 
 JWT_SECRET = "e2e-secret-long-enough-for-hs256-signing"
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
@@ -200,12 +205,16 @@ def _readme_api_block() -> str:
     return guide[start : guide.index("```\n", start)]
 
 
-def test_readme_api_guide_block_runs_and_checks_its_answers(stack: StackProcess) -> None:
+def test_readme_api_guide_block_runs_and_checks_its_answers(
+    stack: tuple[StackProcess, int],
+) -> None:
     # Given the README's curl tour, run as `bash -e` so that any `call` whose status differs
     # from the one it expects (or any `field` that finds no such field) stops it.
-    env = _env(
-        API=f"http://127.0.0.1:{stack.api_port}",
-        RECEIVER_PORT=str(_free_port()),
+    _, api_port = stack
+    env = stack_environment(
+        JWT_SECRET,
+        API=f"http://127.0.0.1:{api_port}",
+        RECEIVER_PORT=str(free_port()),
         PATH=os.environ.get("PATH", ""),
     )
     # When it runs against the local stack

@@ -25,8 +25,8 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from local.config import LocalConfig
+from local.emulation.lambda_runtime import LambdaFunction
 from local.http_front import ApiFront, JwtChecker
-from local.lambda_runtime import LambdaFunction
 from local.token import make_token
 from tests.support.api import ApiClient, install_api, uninstall_api
 
