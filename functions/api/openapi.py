@@ -7,6 +7,7 @@ committed ``openapi.json`` differs from what this prints.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
@@ -22,6 +23,33 @@ DESCRIPTION = (
 )
 
 
+#: The one spelling of each header name the API documents (RFC 9110 field names are
+#: case-insensitive; Powertools writes its header parameters in lower case, the docs do not).
+HEADER_NAMES = {name.lower(): name for name in ("Idempotency-Key", "If-Match")}
+#: The ``ETag`` every single-post answer carries (``models.api.etag_of``).
+ETAG_HEADER = {
+    "ETag": {
+        "description": 'The post\'s entity tag: "<version>" while scheduled, then '
+        '"<version>-<digest>"; send it back in If-Match',
+        "schema": {"type": "string"},
+    }
+}
+
+
+def _canonical(document: dict[str, Any]) -> dict[str, Any]:
+    """Header parameters in their documented spelling; ``ETag`` on single-post answers."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "header":
+                    parameter["name"] = HEADER_NAMES.get(parameter["name"], parameter["name"])
+            for code, response in operation.get("responses", {}).items():
+                schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+                if code.startswith("2") and schema.get("$ref") == "#/components/schemas/PostOut":
+                    response["headers"] = ETAG_HEADER
+    return document
+
+
 def openapi_document() -> str:
     """The OpenAPI 3 document as indented JSON (stable key order, trailing newline)."""
     raw = app.get_openapi_json_schema(
@@ -31,7 +59,7 @@ def openapi_document() -> str:
         security_schemes={"bearerAuth": HTTPBearer(scheme="bearer", bearerFormat="JWT")},
         security=[{"bearerAuth": []}],
     )
-    return json.dumps(json.loads(raw), indent=2, sort_keys=True) + "\n"
+    return json.dumps(_canonical(json.loads(raw)), indent=2, sort_keys=True) + "\n"
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from functions.api.openapi import openapi_document
@@ -24,3 +25,19 @@ def test_openapi_documents_every_route() -> None:
         '"/v1/scheduled-posts/{schedule_id}/attempts"',
     ):
         assert path in document
+
+
+def test_openapi_header_names_have_the_documented_spelling() -> None:
+    document = json.loads(openapi_document())
+    names = {
+        parameter["name"]
+        for operations in document["paths"].values()
+        for operation in operations.values()
+        for parameter in operation.get("parameters", [])
+        if parameter["in"] == "header"
+    }
+    readme = (ROOT / "README.md").read_text()
+    assert names == {"Idempotency-Key", "If-Match"}
+    assert all(name in readme for name in names)
+    single = document["paths"]["/v1/scheduled-posts/{schedule_id}"]["get"]["responses"]["200"]
+    assert "ETag" in single["headers"]
