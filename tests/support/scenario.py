@@ -318,6 +318,7 @@ class World:
         self.posts: list[PlannedPost] = []
         self._by_id: dict[str, PlannedPost] = {}
         self.users: dict[str, ApiClient] = {}
+        self._api_lock = threading.RLock()
         self.channels: dict[str, list[str]] = {}
         self.outage: tuple[datetime, datetime] | None = None
         self.totals: Counter[str] = Counter()
@@ -432,14 +433,18 @@ class World:
     # -- API calls (retried like a client would on 5xx) -------------------------------------
 
     def _call(self, user: str, method: str, path: str, body: Any = None, **kw: Any) -> Any:
-        client = self.users[user]
-        answer = None
-        for _ in range(8):
-            answer = client.request(method, path, body, **kw)
-            if answer.status < 500:
-                return answer
-            self.totals["api_5xx_retried"] += 1
-        return answer
+        # One API invocation at a time, as in one Lambda execution environment: the worker
+        # runs a batch's records on threads, and an edit or cancel at the claim calls the API
+        # from them; Powertools' resolver keeps the current request on its module-level app.
+        with self._api_lock:
+            client = self.users[user]
+            answer = None
+            for _ in range(8):
+                answer = client.request(method, path, body, **kw)
+                if answer.status < 500:
+                    return answer
+                self.totals["api_5xx_retried"] += 1
+            return answer
 
     # -- building and playing ---------------------------------------------------------------
 
