@@ -7,6 +7,7 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
 * ``POST /v1/scheduled-posts/{schedule_id}/retry``, ``POST /v1/channels/{channel_id}/rotate-secret``
+* ``POST /v1/recurring-schedules/preview`` (issue 13: occurrences of a rule, nothing stored)
 
 Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
 missing, over 255 characters or with control characters), a body
@@ -32,6 +33,7 @@ from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic import recovery, rotation
+from scheduled_posts.logic import series as series_logic
 from scheduled_posts.models.api import (
     ID_PATTERN,
     AttemptList,
@@ -47,6 +49,7 @@ from scheduled_posts.models.api import (
     Problem,
 )
 from scheduled_posts.models.post import PostStatus
+from scheduled_posts.models.recurring import OccurrenceOut, PreviewOut, PreviewRequest
 from scheduled_posts.observability import logger, metrics, tracer
 
 #: Largest accepted request body, in bytes (issue 2: 64 KiB, checked before parsing).
@@ -298,6 +301,20 @@ def retry_post(schedule_id: ScheduleId) -> Response[PostOut]:
         _owner(), schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
     )
     return _post_response(PostOut.of(post), 202)
+
+
+# ------------------------------------------------------- recurring schedules
+
+
+@app.post(
+    "/v1/recurring-schedules/preview",
+    summary="The next occurrences of a recurrence rule (stores nothing)",
+    responses=_responses(PreviewOut),
+)
+def preview_recurring_schedule(body: PreviewRequest) -> PreviewOut:
+    deps = get_dependencies()
+    found = series_logic.preview_occurrences(body, now=deps.clock.now(), settings=deps.settings)
+    return PreviewOut(occurrences=[OccurrenceOut.of(o) for o in found])
 
 
 # ------------------------------------------------------------------- entry
