@@ -129,15 +129,21 @@ class PostRepository:
         status: PostStatus | None,
         now: datetime,
         limit: int,
+        series_id: str | None = None,
     ) -> OwnerPage:
         """One page of ``owner``'s posts from GSI ``by_owner`` in ``(publish_at, schedule_id)``.
 
         ``lower``/``upper`` bound ``gsi1sk`` inclusively; ``after`` is the ``gsi1sk`` of the
         last item already returned (exclusive). Expired posts and, when ``status`` is given,
         posts in another status are filtered out, so a page may hold fewer than ``limit`` posts.
-        Reads at most ``limit`` index items (Query ``Limit``).
+        Reads at most ``limit`` index items (Query ``Limit``). With ``series_id``, reads GSI
+        ``by_series`` instead (the series' occurrences, same order; another owner's are
+        filtered out).
         """
-        condition = Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
+        partition = (
+            ("series_id", series_id) if series_id else ("gsi1pk", keys.owner_posts_gsi_pk(owner))
+        )
+        condition = Key(partition[0]).eq(partition[1])
         if lower is not None and upper is not None:
             condition &= Key("gsi1sk").between(lower, upper)
         elif lower is not None:
@@ -147,8 +153,10 @@ class PostRepository:
         visible = Attr("expires_at").not_exists() | Attr("expires_at").gt(epoch_seconds(now))
         if status is not None:
             visible &= Attr("status").eq(status.value)
+        if series_id is not None:
+            visible &= Attr("owner").eq(owner)
         kwargs: dict[str, Any] = {
-            "IndexName": "by_owner",
+            "IndexName": "by_series" if series_id else "by_owner",
             "KeyConditionExpression": condition,
             "FilterExpression": visible,
             "Limit": limit,
@@ -156,7 +164,7 @@ class PostRepository:
         if after is not None:
             schedule_id = after.split("#", 1)[1]
             kwargs["ExclusiveStartKey"] = {
-                "gsi1pk": keys.owner_posts_gsi_pk(owner),
+                partition[0]: partition[1],
                 "gsi1sk": after,
                 "pk": keys.post_pk(schedule_id),
                 "sk": keys.POST_SK,
@@ -432,6 +440,17 @@ class PostRepository:
             marker["entry_bucket"] = where.bucket
             items.append({"Put": {"TableName": self._due_name, "Item": marker}})
         return items
+
+    def create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
+        """The create transaction's actions (post first, pending counter last), for callers
+        that add their own condition (``data.series``: an occurrence's series check)."""
+        return self._create_items(post, late=late, max_pending=max_pending)
+
+    def replace_items(
+        self, old: Post, new: Post, *, old_late: bool, new_late: bool
+    ) -> list[dict[str, Any]]:
+        """The edit/cancel transaction's actions (the post's update first)."""
+        return self._replace_items(old, new, old_late=old_late, new_late=new_late)
 
     def _create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
         return [

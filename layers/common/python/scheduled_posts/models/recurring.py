@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from scheduled_posts import recurrence
 from scheduled_posts.clock import format_instant, parse_instant
+from scheduled_posts.models.api import ChannelIds, Content, MediaIds
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
 #: Most occurrences one preview returns (issue 13).
@@ -193,3 +194,96 @@ class PreviewOut(BaseModel):
     after ``starts_at`` within the bounds."""
 
     occurrences: list[OccurrenceOut]
+
+
+# ------------------------------------------------------------------ the series API
+
+
+class SeriesCreate(RuleFields):
+    """``POST /v1/recurring-schedules`` body: the post fields, the rule and its bounds."""
+
+    content: Content
+    media_ids: MediaIds = Field(default_factory=list)
+    channel_ids: ChannelIds
+    starts_at: Instant | None = Field(default=None, description="Default: now")
+
+
+class SeriesPatch(BaseModel):
+    """``PATCH /v1/recurring-schedules/{series_id}`` body: at least one field. ``cron`` replaces
+    ``slots`` and the reverse; ``ends_at`` and ``max_occurrences`` may be ``null`` (removed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Content | None = None
+    media_ids: MediaIds | None = None
+    channel_ids: ChannelIds | None = None
+    timezone: Timezone | None = None
+    cron: Cron | None = None
+    slots: Annotated[list[Slot], Field(min_length=1, max_length=MAX_SLOTS)] | None = None
+    starts_at: Instant | None = None
+    ends_at: Instant | None = None
+    max_occurrences: Annotated[StrictInt, Field(ge=1, le=MAX_OCCURRENCES)] | None = None
+
+    @model_validator(mode="after")
+    def _sensible(self) -> SeriesPatch:
+        given = self.model_fields_set
+        if not given:
+            raise PydanticCustomError("patch_empty", "give at least one field")
+        nullable = {"ends_at", "max_occurrences"}
+        nulls = sorted(n for n in given - nullable if getattr(self, n) is None)
+        if nulls:
+            raise PydanticCustomError("patch_null", "may not be null: {names}", {"names": nulls})
+        if self.cron is not None and self.slots is not None:
+            raise PydanticCustomError("rule_missing", "give exactly one of cron or slots")
+        return self
+
+    @property
+    def changes_timing(self) -> bool:
+        """Whether the rule, zone or bounds change (not only the post fields)."""
+        timing = {"timezone", "cron", "slots", "starts_at", "ends_at", "max_occurrences"}
+        return bool(self.model_fields_set & timing)
+
+
+class SeriesOut(BaseModel):
+    """A recurring schedule as every series endpoint returns it."""
+
+    series_id: str
+    status: str
+    content: str
+    media_ids: list[str]
+    channel_ids: list[str]
+    timezone: str
+    cron: str | None
+    slots: list[dict[str, list[str]]] | None
+    starts_at: str
+    ends_at: str | None
+    max_occurrences: int | None
+    version: int
+    created_at: str
+    updated_at: str
+    materialized_through: str = Field(description="Every occurrence up to here exists as a post")
+    stopped_reason: str | None = Field(
+        description="Why an active series is not materializing (pending_limit), else null"
+    )
+    next_occurrences: list[OccurrenceOut] = Field(description="The next 5 occurrences")
+
+
+class SeriesPage(BaseModel):
+    """``GET /v1/recurring-schedules`` body. Only ``next_cursor: null`` ends the list."""
+
+    items: list[SeriesOut]
+    next_cursor: str | None
+
+
+class SeriesOccurrenceOut(OccurrenceOut):
+    """An upcoming occurrence; ``schedule_id`` and ``status`` once it exists as a post."""
+
+    schedule_id: str | None
+    status: str | None
+    detached: bool
+
+
+class SeriesOccurrenceList(BaseModel):
+    """``GET /v1/recurring-schedules/{series_id}/occurrences`` body, in time order."""
+
+    items: list[SeriesOccurrenceOut]
