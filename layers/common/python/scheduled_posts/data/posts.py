@@ -141,7 +141,9 @@ class PostRepository:
         filtered out).
         """
         partition = (
-            ("series_id", series_id) if series_id else ("gsi1pk", keys.owner_posts_gsi_pk(owner))
+            ("occurrence_of", series_id)
+            if series_id
+            else ("gsi1pk", keys.owner_posts_gsi_pk(owner))
         )
         condition = Key(partition[0]).eq(partition[1])
         if lower is not None and upper is not None:

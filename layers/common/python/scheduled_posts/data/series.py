@@ -138,7 +138,7 @@ class SeriesRepository:
     def occurrences(self, series_id: str, *, lower: str | None, limit: int) -> list[Post]:
         """Up to ``limit`` occurrence posts of a series from ``lower`` (a ``gsi1sk``,
         inclusive), in ``(publish_at, schedule_id)`` order (GSI ``by_series``)."""
-        condition = Key("series_id").eq(series_id)
+        condition = Key("occurrence_of").eq(series_id)
         if lower is not None:
             condition &= Key("gsi1sk").gte(lower)
         page = self._table.query(
@@ -187,6 +187,15 @@ class SeriesRepository:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
+
+    def start_watermark(self, shard: int, through: datetime) -> None:
+        """Create the shard's watermark at ``through`` unless it exists (never moves it), so a
+        shard's first materializer run reads back to the first series ever written to it."""
+        self._due.update_item(
+            Key={"bucket": keys.SERIES_WATERMARK_BUCKET, "due": str(shard)},
+            UpdateExpression="SET through = if_not_exists(through, :t)",
+            ExpressionAttributeValues={":t": format_instant(through)},
+        )
 
     def open_count(self, owner: str) -> int:
         """The owner's open (active or paused) series, as counted."""

@@ -41,8 +41,9 @@ _ONE_MS = timedelta(milliseconds=1)
 #: The materializer's watermark trails ``now`` by this much, so an index entry committed by a
 #: request that started before a run (``extend_at = now`` of that request) is still read.
 WATERMARK_MARGIN_SECONDS = 60
-#: A shard with no watermark yet is read from this far back.
-FIRST_RUN_LOOKBACK_SECONDS = 86_400
+#: A shard with no watermark has no series (a series create starts its shard's watermark);
+#: it is read from this far back only as a precaution.
+FIRST_RUN_LOOKBACK_SECONDS = 3600
 #: Metric names (PascalCase, ``Count``), also used by ``infra/monitoring.py``.
 METRIC_OCCURRENCES_WRITTEN = "OccurrencesMaterialized"
 METRIC_SERIES_STOPPED = "SeriesStopped"

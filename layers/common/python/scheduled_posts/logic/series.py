@@ -263,6 +263,9 @@ def create_series(
         extend_at=now,
         shard=keys.shard_for(series_id, settings.WRITE_SHARD_COUNT),
     )
+    deps.series.start_watermark(
+        series.shard, now - timedelta(seconds=materialize.WATERMARK_MARGIN_SECONDS)
+    )
     try:
         stored = deps.series.create(series, max_series=settings.MAX_SERIES_PER_USER)
     except ServiceError as exc:

@@ -150,8 +150,9 @@ class Post(BaseModel):
                 item["lease_shard"] = keys.lease_shard(self.shard)
         if self.expires_at is not None:
             item["expires_at"] = self.expires_at
-        if self.series_id is not None:  # sparse GSI by_series: only occurrences carry it
+        if self.series_id is not None:
             item["series_id"] = self.series_id
+            item["occurrence_of"] = self.series_id  # sparse GSI by_series: occurrences only
             item["occurrence_at"] = _opt_str(self.occurrence_at)
             item["detached"] = self.detached
         return item
