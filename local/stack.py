@@ -3,8 +3,8 @@
 Order of start: the embedded AWS (reused when already listening), the missing tables and
 queues, the environment the handlers read (the same names as the deployed Lambdas'), the
 schedules (sweeper, watchdog, reconciler, materializer), the SQS poller for the worker, and
-last the HTTP front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each
-thread bounded, so the whole stack is down within a few seconds.
+last the HTTP front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in
+reverse, each thread bounded, so the whole stack is down within a few seconds.
 """
 
 from __future__ import annotations

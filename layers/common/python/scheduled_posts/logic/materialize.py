@@ -30,6 +30,7 @@ from scheduled_posts.clock import Clock
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
 from scheduled_posts.errors import LimitExceededError
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Delivery, Post, PostStatus
 from scheduled_posts.models.series import Series, SeriesStatus, StopReason
@@ -44,9 +45,6 @@ WATERMARK_MARGIN_SECONDS = 60
 #: A shard with no watermark has no series (a series create starts its shard's watermark);
 #: it is read from this far back only as a precaution.
 FIRST_RUN_LOOKBACK_SECONDS = 3600
-#: Metric names (PascalCase, ``Count``), also used by ``infra/monitoring.py``.
-METRIC_OCCURRENCES_WRITTEN = "OccurrencesMaterialized"
-METRIC_SERIES_STOPPED = "SeriesStopped"
 
 
 @dataclass(frozen=True)
@@ -266,9 +264,13 @@ def extend_series(series: Series, *, deps: MaterializeDeps) -> Extension | None:
     except SeriesChangedError:
         return None
     if written:
-        metrics.add_metric(name=METRIC_OCCURRENCES_WRITTEN, unit="Count", value=written)
+        metrics.add_metric(
+            name=Metric.OCCURRENCES_MATERIALIZED,
+            unit=Metric.OCCURRENCES_MATERIALIZED.unit,
+            value=written,
+        )
     if stopped is not None:
-        metrics.add_metric(name=METRIC_SERIES_STOPPED, unit="Count", value=1)
+        metrics.add_metric(name=Metric.SERIES_STOPPED, unit=Metric.SERIES_STOPPED.unit, value=1)
         logger.warning(
             "series stopped materializing",
             extra={"series_id": series.series_id, "reason": stopped.value},
