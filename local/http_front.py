@@ -47,6 +47,12 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),
     "/v1/scheduled-posts/{schedule_id}/attempts": ("GET",),
     "/v1/scheduled-posts/{schedule_id}/retry": ("POST",),
+    "/v1/recurring-schedules": ("GET", "POST"),
+    "/v1/recurring-schedules/preview": ("POST",),
+    "/v1/recurring-schedules/{series_id}": ("GET", "PATCH", "DELETE"),
+    "/v1/recurring-schedules/{series_id}/occurrences": ("GET",),
+    "/v1/recurring-schedules/{series_id}/pause": ("POST",),
+    "/v1/recurring-schedules/{series_id}/resume": ("POST",),
 }
 _ROUTE_PATTERNS = [
     (

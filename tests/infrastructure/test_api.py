@@ -22,6 +22,15 @@ EXPECTED_ROUTE_KEYS = {
     "DELETE /v1/scheduled-posts/{schedule_id}",
     "GET /v1/scheduled-posts/{schedule_id}/attempts",
     "POST /v1/scheduled-posts/{schedule_id}/retry",
+    "GET /v1/recurring-schedules",
+    "POST /v1/recurring-schedules",
+    "POST /v1/recurring-schedules/preview",
+    "GET /v1/recurring-schedules/{series_id}",
+    "PATCH /v1/recurring-schedules/{series_id}",
+    "DELETE /v1/recurring-schedules/{series_id}",
+    "GET /v1/recurring-schedules/{series_id}/occurrences",
+    "POST /v1/recurring-schedules/{series_id}/pause",
+    "POST /v1/recurring-schedules/{series_id}/resume",
 }
 
 
