@@ -12,7 +12,6 @@ is subtracted. DynamoDB requests and capacity units are counted with the botocor
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from typing import Any
 
 from bench.meter import Meter
