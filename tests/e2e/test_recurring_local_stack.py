@@ -17,13 +17,16 @@ from typing import Any
 import pytest
 
 from local.client import ApiClient
-from local.receiver import Receiver
+from local.emulation.receiver import Receiver
+from local.emulation.runner import StackProcess, free_port, stack_environment
 from scheduled_posts.clock import parse_instant
 from tests.e2e.test_local_stack import (
-    StackProcess,
+    JWT_SECRET,
+    SETTINGS,
+    START_TIMEOUT,
+    STOP_TIMEOUT,
     _channel,
     _client,
-    _free_port,
     aws_port,  # noqa: F401 - the module's embedded AWS fixture
     receiver,  # noqa: F401 - the webhook receiver fixture
 )
@@ -34,17 +37,22 @@ MINUTE = 60.0
 
 
 @pytest.fixture
-def recurring_stack(
-    aws_port: int,  # noqa: F811
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[StackProcess]:
-    monkeypatch.setenv("MIN_RECURRENCE_INTERVAL_SECONDS", "60")
-    monkeypatch.setenv("RECURRENCE_MAX_AHEAD", "1")
-    monkeypatch.setenv("MATERIALIZE_INTERVAL_SECONDS", "5")
-    process = StackProcess(aws_port, _free_port())
-    process.wait_ready()
-    yield process
-    process.stop()
+def recurring_stack(aws_port: int) -> Iterator[tuple[StackProcess, int]]:  # noqa: F811
+    api_port = free_port()
+    process = StackProcess(
+        stack_environment(
+            JWT_SECRET,
+            AWS_PORT=str(aws_port),
+            API_PORT=str(api_port),
+            MIN_RECURRENCE_INTERVAL_SECONDS="60",
+            RECURRENCE_MAX_AHEAD="1",
+            MATERIALIZE_INTERVAL_SECONDS="5",
+            **SETTINGS,
+        )
+    )
+    process.wait_ready(START_TIMEOUT)
+    yield process, api_port
+    process.stop(STOP_TIMEOUT)
 
 
 def _occurrences(client: ApiClient, series_id: str) -> list[dict[str, Any]]:
@@ -64,10 +72,10 @@ def _wait(predicate: Any, timeout: float, what: str) -> Any:
 
 
 def test_every_minute_series_delivers_once_per_minute_and_patch_changes_the_next(
-    recurring_stack: StackProcess,
+    recurring_stack: tuple[StackProcess, int],
     receiver: Receiver,  # noqa: F811
 ) -> None:
-    client = _client(recurring_stack.api_port, "e2e-recurring")
+    client = _client(recurring_stack[1], "e2e-recurring")
     channel_id = _channel(client, receiver)
     created = client.request(
         "POST",
