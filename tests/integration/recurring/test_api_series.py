@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
+from scheduled_posts.logic import occurrences
 from tests.integration.recurring.conftest import World
 
 SERIES = "/v1/recurring-schedules"
@@ -241,3 +244,26 @@ def test_delete_cancels_not_yet_claimed_and_ends_the_series(world: World) -> Non
     assert answer.json["status"] == "cancelled"
     assert world.posts(sid, "scheduled") == []
     assert world.alice.patch(f"{SERIES}/{sid}", {"content": "x"}).status == 409
+
+
+def test_patch_that_stops_halfway_is_finished_by_the_materializer(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = world.create(cron="0 9 * * *")["series_id"]
+    original = occurrences.apply_change
+
+    def crash(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("the request stopped here (test)")
+
+    monkeypatch.setattr(occurrences, "apply_change", crash)
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"cron": "30 18 * * *"})
+    monkeypatch.setattr(occurrences, "apply_change", original)
+    world.clock.advance(120)  # past the watermark margin
+    world.materialize()
+
+    assert answer.status == 500
+    assert world.publish_times(sid) == [
+        "2026-11-29T18:30:00.000Z",
+        "2026-11-30T18:30:00.000Z",
+    ]
+    assert len(world.posts(sid, "cancelled")) == 2

@@ -31,6 +31,7 @@ from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
 from scheduled_posts.errors import LimitExceededError
 from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.logic import occurrences
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Delivery, Post, PostStatus
 from scheduled_posts.models.series import Series, SeriesStatus, StopReason
@@ -224,14 +225,21 @@ class Extension:
     written: int
 
 
-def extend_series(series: Series, *, deps: MaterializeDeps) -> Extension | None:
+def extend_series(
+    series: Series, *, deps: MaterializeDeps, cleanup: bool = True
+) -> Extension | None:
     """Materialize an ``active`` series at ``deps.clock.now()``; returns the saved series, or
     ``None`` when it changed meanwhile (an edit or another run won; they did the work).
+    First finishes an unfinished change (``superseded``) unless ``cleanup`` is false (the
+    request that made the change did it already).
 
     Raises nothing for the pending limit: the series is saved with ``stopped_reason``.
     """
     if series.status != SeriesStatus.ACTIVE:
-        return Extension(series, 0)
+        finished = finish_change(series, deps=deps, cleanup=cleanup)
+        return Extension(finished, 0) if finished is not None else None
+    if cleanup:
+        apply_superseded(series, deps)
     settings, now = deps.settings, deps.clock.now()
     planned, through = plan_extension(series, now=now, settings=settings)
     written = 0
@@ -252,6 +260,8 @@ def extend_series(series: Series, *, deps: MaterializeDeps) -> Extension | None:
             "materialized_through": through,
             "occurrence_count": series.occurrence_count + done,
             "stopped_reason": stopped,
+            "superseded": None,
+            "superseded_reason": None,
         }
     )
     extend_at = next_extension(progressed, now=now, settings=settings)
@@ -280,6 +290,33 @@ def extend_series(series: Series, *, deps: MaterializeDeps) -> Extension | None:
         extra={"series_id": series.series_id, "written": written, "status": status.value},
     )
     return Extension(new, written)
+
+
+def apply_superseded(series: Series, deps: MaterializeDeps) -> None:
+    """Finish an unfinished change: cancel or update the old timing's occurrences."""
+    old = series.superseded_series()
+    if old is None or series.superseded_reason is None:
+        return
+    occurrences.apply_change(old, series, reason=series.superseded_reason, deps=deps)
+
+
+def finish_change(series: Series, *, deps: MaterializeDeps, cleanup: bool = True) -> Series | None:
+    """For a series that is not active (paused, ended, cancelled): finish its unfinished
+    change, if any, and save it without ``superseded`` and out of the index. Returns the saved
+    series (``series`` itself when there was nothing to do), or ``None`` when it changed
+    meanwhile."""
+    if series.superseded is None:
+        return series
+    if cleanup:
+        apply_superseded(series, deps)
+    new = series.model_copy(
+        update={"superseded": None, "superseded_reason": None, "extend_at": None}
+    )
+    try:
+        deps.series.save(series, new)
+    except SeriesChangedError:
+        return None
+    return new
 
 
 def _hours(start: datetime, end: datetime) -> list[datetime]:

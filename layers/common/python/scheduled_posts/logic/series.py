@@ -22,9 +22,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts import keys, recurrence
-from scheduled_posts.clock import Clock, epoch_seconds, format_instant
+from scheduled_posts.clock import Clock, format_instant
 from scheduled_posts.data.channels import ChannelRepository
-from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
 from scheduled_posts.errors import (
@@ -34,11 +33,10 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
-from scheduled_posts.logic import materialize
+from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.cursor import CursorCodec
 from scheduled_posts.logic.materialize import MaterializeDeps
 from scheduled_posts.logic.posts import Promoter, parse_if_match
-from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.models.recurring import (
     OccurrenceOut,
     PreviewRequest,
@@ -209,9 +207,12 @@ def _channel_errors(owner: str, channel_ids: list[str], deps: SeriesDeps) -> lis
 
 
 def _materialize_now(series: Series, deps: SeriesDeps) -> Series:
-    """Extend at once (best effort); the fresh series either way."""
+    """Finish the series' unfinished change (errors propagate: the request must not answer
+    200 while the old rule's occurrences are still scheduled), then extend at once (best
+    effort); the fresh series either way."""
+    materialize.apply_superseded(series, deps.materialize)
     try:
-        extension = materialize.extend_series(series, deps=deps.materialize)
+        extension = materialize.extend_series(series, deps=deps.materialize, cleanup=False)
     except ServiceError:
         raise
     except Exception:  # the index entry (extend_at = now) makes the materializer do it
@@ -360,124 +361,6 @@ def list_occurrences(
 # ------------------------------------------------------------------ changes
 
 
-def _candidates(series: Series, now: datetime, deps: SeriesDeps) -> list[Post]:
-    """The not-yet-claimed, not-detached occurrence posts of ``series`` from ``now`` that
-    may exist: its occurrences up to the later of ``materialized_through`` and the horizon
-    (where a racing run could have written), each read strongly consistent (a GSI could miss
-    one written a moment ago)."""
-    settings = deps.settings
-    through = max(
-        series.materialized_through,
-        now + timedelta(hours=settings.RECURRENCE_HORIZON_HOURS) + _EDIT_SLACK,
-    )
-    found: list[Post] = []
-    for occurrence in recurrence.iter_occurrences(series.rule, not_before=now):
-        if occurrence.occurrence_at > through or len(found) >= 2 * settings.RECURRENCE_MAX_AHEAD:
-            break
-        schedule_id = recurrence.occurrence_schedule_id(series.series_id, occurrence.occurrence_at)
-        post = deps.posts.get(schedule_id)
-        if (
-            post is not None
-            and post.series_id == series.series_id
-            and post.status == PostStatus.SCHEDULED
-            and not post.detached
-        ):
-            found.append(post)
-    return found
-
-
-def _late(post: Post, now: datetime, settings: Settings) -> bool:
-    margin = settings.LOOKAHEAD_SECONDS + keys.LATE_MARGIN_SECONDS
-    return post.publish_at <= now + timedelta(seconds=margin)
-
-
-def _cancel_occurrence(post: Post, reason: OccurrenceCancelReason, deps: SeriesDeps) -> bool:
-    """Cancel one not-yet-claimed occurrence for its series (it stays attached); ``False``
-    when it was claimed or changed meanwhile (then it is no longer the series' to change)."""
-    now, settings = deps.clock.now(), deps.settings
-    new = post.model_copy(
-        update={
-            "status": PostStatus.CANCELLED,
-            "version": post.version + 1,
-            "updated_at": now,
-            "deliveries": {
-                cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
-                for cid, d in post.deliveries.items()
-            },
-            "status_reason": reason.value,
-            "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
-        },
-        deep=True,
-    )
-    try:
-        deps.posts.replace(post, new, old_late=_late(post, now, settings), new_late=False)
-    except (StateConflictError, VersionConflictError, NotFoundError):
-        return False
-    try:
-        release_pending(deps.posts.posts_table, owner=post.owner, schedule_id=post.schedule_id)
-    except Exception:  # over-counts (safe side); the reconciler repairs it
-        logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
-    return True
-
-
-def _update_occurrence(post: Post, series: Series, deps: SeriesDeps) -> None:
-    """Give a not-yet-claimed occurrence the series' post fields (version + 1)."""
-    now, settings = deps.clock.now(), deps.settings
-    new = post.model_copy(
-        update={
-            "content": series.content,
-            "media_ids": list(series.media_ids),
-            "channel_ids": list(series.channel_ids),
-            "deliveries": {
-                cid: post.deliveries.get(cid) or Delivery(channel_id=cid)
-                for cid in series.channel_ids
-            },
-            "version": post.version + 1,
-            "updated_at": now,
-        },
-        deep=True,
-    )
-    late = _late(post, now, settings)
-    try:
-        deps.posts.replace(post, new, old_late=late, new_late=late)
-    except (StateConflictError, VersionConflictError, NotFoundError):
-        return  # claimed (it fires as it was) or detached meanwhile
-
-
-def _apply_to_occurrences(
-    old: Series, new: Series, *, reason: OccurrenceCancelReason, deps: SeriesDeps
-) -> int:
-    """After ``new`` was saved: cancel the old series' occurrences the new one does not keep
-    (all of them when it is no longer active) and update the kept ones' post fields.
-    Returns how many were cancelled."""
-    now = deps.clock.now()
-    candidates = _candidates(old, now, deps)
-    if not candidates:
-        return 0
-    keep: set[datetime] = set()
-    if new.status == SeriesStatus.ACTIVE:
-        last = max(p.publish_at for p in candidates)
-        for occurrence in recurrence.iter_occurrences(new.rule, not_before=now):
-            if occurrence.occurrence_at > last:
-                break
-            keep.add(occurrence.occurrence_at)
-        if new.ends_at is not None:
-            keep = {k for k in keep if k <= new.ends_at}
-        keep = {k for k in keep if k >= new.starts_at}
-    fields_changed = (old.content, old.media_ids, old.channel_ids) != (
-        new.content,
-        new.media_ids,
-        new.channel_ids,
-    )
-    cancelled = 0
-    for post in candidates:
-        if post.occurrence_at not in keep:
-            cancelled += _cancel_occurrence(post, reason, deps)
-        elif fields_changed:
-            _update_occurrence(post, new, deps)
-    return cancelled
-
-
 def _open(owner: str, series_id: str, deps: SeriesDeps, expected: frozenset[str] | None) -> Series:
     series = _owned(owner, series_id, deps)
     if series.status not in OPEN_SERIES_STATUSES:
@@ -501,13 +384,26 @@ def _change(
     reason: OccurrenceCancelReason,
 ) -> Series:
     """Save ``build(series, now)`` (version + 1) with If-Match and race retries, then apply the
-    change to the occurrences and materialize at once."""
+    change to the occurrences and materialize at once.
+
+    The saved series records the old one as ``superseded`` (and an index entry due now), so
+    when this request stops halfway the materializer finishes the change; whoever finishes it
+    clears the record.
+    """
     expected = parse_if_match(if_match)
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         series = _open(owner, series_id, deps, expected)
         now = deps.clock.now()
         new: Series = build(series, now)
-        new = new.model_copy(update={"version": series.version + 1, "updated_at": now})
+        new = new.model_copy(
+            update={
+                "version": series.version + 1,
+                "updated_at": now,
+                "superseded": series.snapshot(),
+                "superseded_reason": reason,
+                "extend_at": now,
+            }
+        )
         try:
             deps.series.save(series, new)
         except SeriesChangedError:
@@ -517,9 +413,8 @@ def _change(
                     continue  # only the materializer moved it: same version, try again
                 raise
             continue
-        _apply_to_occurrences(series, new, reason=reason, deps=deps)
         logger.info("series changed", extra={"series_id": series_id, "status": new.status.value})
-        return _materialize_now(new, deps) if new.status == SeriesStatus.ACTIVE else new
+        return _materialize_now(new, deps)
     raise StateConflictError("the recurring schedule kept changing; try again")
 
 
@@ -621,7 +516,7 @@ def pause_series(owner: str, series_id: str, *, if_match: str | None, deps: Seri
         if_match=if_match,
         deps=deps,
         build=lambda s, now: s.model_copy(
-            update={"status": SeriesStatus.PAUSED, "extend_at": None, "stopped_reason": None}
+            update={"status": SeriesStatus.PAUSED, "stopped_reason": None}
         ),
         reason=OccurrenceCancelReason.SERIES_PAUSED,
     )
@@ -667,8 +562,8 @@ def delete_series(owner: str, series_id: str, *, if_match: str | None, deps: Ser
     current = _owned(owner, series_id, deps)
     if current.status in (SeriesStatus.CANCELLED, SeriesStatus.ENDED):
         if current.status == SeriesStatus.ENDED:
-            for post in _candidates(current, deps.clock.now(), deps):
-                _cancel_occurrence(post, OccurrenceCancelReason.SERIES_DELETED, deps)
+            for post in occurrences.candidates(current, deps.clock.now(), deps):
+                occurrences.cancel(post, OccurrenceCancelReason.SERIES_DELETED, deps)
         return current
     return _change(
         owner,
@@ -676,7 +571,7 @@ def delete_series(owner: str, series_id: str, *, if_match: str | None, deps: Ser
         if_match=if_match,
         deps=deps,
         build=lambda s, now: s.model_copy(
-            update={"status": SeriesStatus.CANCELLED, "extend_at": None, "stopped_reason": None}
+            update={"status": SeriesStatus.CANCELLED, "stopped_reason": None}
         ),
         reason=OccurrenceCancelReason.SERIES_DELETED,
     )

@@ -85,6 +85,21 @@ class Series(BaseModel):
     occurrence_count: int = 0
     stopped_reason: StopReason | None = None
     shard: int = 0
+    #: A change whose effect on the occurrences is not finished yet: the series as it was
+    #: (its item) and why. Cleared by whoever finishes it (the request, or the materializer).
+    superseded: dict[str, Any] | None = None
+    superseded_reason: OccurrenceCancelReason | None = None
+
+    def superseded_series(self) -> Series | None:
+        """The series as it was before the unfinished change, if any."""
+        return Series.from_item(self.superseded) if self.superseded is not None else None
+
+    def snapshot(self) -> dict[str, Any]:
+        """This series' item without its own ``superseded`` (for the next change's record)."""
+        item = self.to_item()
+        item.pop("superseded", None)
+        item.pop("superseded_reason", None)
+        return item
 
     @property
     def rule(self) -> Rule:
@@ -135,6 +150,8 @@ class Series(BaseModel):
             "occurrence_count": self.occurrence_count,
             "stopped_reason": self.stopped_reason.value if self.stopped_reason else None,
             "shard": self.shard,
+            "superseded": self.superseded,
+            "superseded_reason": self.superseded_reason.value if self.superseded_reason else None,
             "gsi1pk": keys.owner_series_gsi_pk(self.owner),
             "gsi1sk": keys.series_order_key(self.created_at, self.series_id),
         }
@@ -167,4 +184,8 @@ class Series(BaseModel):
             occurrence_count=int(item.get("occurrence_count", 0)),
             stopped_reason=StopReason(reason) if reason else None,
             shard=int(item.get("shard", 0)),
+            superseded=item.get("superseded"),
+            superseded_reason=OccurrenceCancelReason(item["superseded_reason"])
+            if item.get("superseded_reason")
+            else None,
         )
