@@ -273,3 +273,42 @@ def test_materialize_refills_up_to_the_pending_limit_when_a_slot_frees(make_worl
     answer = world.alice.get(f"/v1/recurring-schedules/{series['series_id']}")
     assert len(world.posts(series["series_id"], "scheduled")) == 3
     assert answer.json["stopped_reason"] == "pending_limit"
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_rule_edit_racing_the_materializer_leaves_nothing_under_the_old_rule(
+    world: World, round_: int
+) -> None:
+    series = world.create(cron="0 9 * * *")
+    sid = series["series_id"]
+    world.clock.advance(2 * 86_400 + 3600)  # the materializer has occurrences to write
+    barrier = threading.Barrier(2)
+    answers: list[int] = []
+    errors: list[BaseException] = []
+
+    def materialize() -> None:
+        try:
+            barrier.wait()
+            for _ in range(1 + round_):
+                world.materialize()
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    def edit() -> None:
+        barrier.wait()
+        answers.append(
+            world.alice.patch(f"/v1/recurring-schedules/{sid}", {"cron": "30 18 * * *"}).status
+        )
+
+    threads = [threading.Thread(target=materialize), threading.Thread(target=edit)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    world.materialize()
+
+    now = world.clock.now()
+    upcoming = [p for p in world.posts(sid, "scheduled") if at(p["publish_at"]) >= now]
+    assert (answers, errors) == ([200], [])
+    assert upcoming
+    assert {p["publish_at"][11:] for p in upcoming} == {"18:30:00.000Z"}
