@@ -449,10 +449,11 @@ class PostRepository:
         return self._create_items(post, late=late, max_pending=max_pending)
 
     def replace_items(
-        self, old: Post, new: Post, *, old_late: bool, new_late: bool
+        self, change: PostChange, old: Post, new: Post, *, old_late: bool, new_late: bool
     ) -> list[dict[str, Any]]:
-        """The edit/cancel transaction's actions (the post's update first)."""
-        return self._replace_items(old, new, old_late=old_late, new_late=new_late)
+        """The actions of a replacing transition (``change`` on the post first, then the due
+        entries moved), for callers that add their own condition."""
+        return self._replace_items(change, old, new, old_late=old_late, new_late=new_late)
 
     def _create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
         return [

@@ -28,7 +28,8 @@ from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
-from scheduled_posts.models.post import Post, PostStatus
+from scheduled_posts.lifecycle import transitions
+from scheduled_posts.models.post import Post
 from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
 
 #: Tries of one transaction when DynamoDB reports ``TransactionConflict``.
@@ -333,11 +334,10 @@ class SeriesRepository:
         ``True`` when this call did. Same transaction shape and errors as
         :meth:`create_occurrence`."""
 
+        change = transitions.revive_occurrence(old, new)
+
         def items() -> list[dict[str, Any]]:
-            actions = self._posts.replace_items(old, new, old_late=False, new_late=late)
-            update = actions[0]["Update"]
-            update["ExpressionAttributeValues"][":scheduled"] = PostStatus.CANCELLED.value
-            update["UpdateExpression"] += " REMOVE expires_at"
+            actions = self._posts.replace_items(change, old, new, old_late=False, new_late=late)
             pending = self._posts.create_items(new, late=False, max_pending=max_pending)[-1]
             return [*actions, pending]
 
