@@ -14,8 +14,9 @@ from scheduled_posts.clock import Clock, epoch_seconds
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import NotFoundError, StateConflictError, VersionConflictError
+from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
-from scheduled_posts.models.series import OccurrenceCancelReason, Series, SeriesStatus
+from scheduled_posts.models.series import Series, SeriesStatus
 from scheduled_posts.observability import logger
 from scheduled_posts.settings import Settings
 

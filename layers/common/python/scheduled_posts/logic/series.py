@@ -33,6 +33,7 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
+from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.cursor import CursorCodec
 from scheduled_posts.logic.materialize import MaterializeDeps
@@ -46,12 +47,7 @@ from scheduled_posts.models.recurring import (
     SeriesOut,
     SeriesPatch,
 )
-from scheduled_posts.models.series import (
-    OPEN_SERIES_STATUSES,
-    OccurrenceCancelReason,
-    Series,
-    SeriesStatus,
-)
+from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
 from scheduled_posts.observability import logger
 from scheduled_posts.recurrence import Bounds, Occurrence, RuleError
 from scheduled_posts.settings import Settings

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.recurrence import Bounds, Rule, WeeklySlot
 
 
@@ -34,14 +35,6 @@ class StopReason(StrEnum):
     """Why an active series is not materializing (shown as ``stopped_reason``)."""
 
     PENDING_LIMIT = "pending_limit"
-
-
-class OccurrenceCancelReason(StrEnum):
-    """Why the series itself cancelled a not-yet-claimed occurrence (its ``status_reason``)."""
-
-    SERIES_EDITED = "the recurring schedule's rule changed"
-    SERIES_PAUSED = "the recurring schedule was paused"
-    SERIES_DELETED = "the recurring schedule was deleted"
 
 
 def _opt(value: datetime | None) -> str | None:
