@@ -11,13 +11,14 @@ import importlib
 import time
 import traceback
 
-ORDER = ("capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag")
+ORDER = ("capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost")
 QUICK_ARGS: dict[str, list[str]] = {
     "capacity_sim": ["--quick"],
     "cost": ["--posts", "20"],
     "sweep_reads": ["--sizes", "0,1000", "--due", "20"],
     "cold_start": ["--repeat", "1", "--no-sizes"],
     "local_lag": ["--burst", "20", "--spread", "40", "--spread-seconds", "30"],
+    "series_cost": ["--days", "1"],
 }
 
 

@@ -34,7 +34,8 @@ GET, POST, PATCH, DELETE = (
     apigw.HttpMethod.DELETE,
 )
 
-#: Every route of the service (issues 2 and 7) with its methods.
+#: Every route of the service (issues 2, 7 and 13) with its methods. API Gateway prefers the
+#: literal ``preview`` over ``{series_id}`` ("Routing API requests", HTTP APIs).
 ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
     "/v1/channels": (GET, POST),
     "/v1/channels/{channel_id}": (GET, DELETE),
@@ -46,6 +47,12 @@ ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
     "/v1/me": (DELETE,),
     "/v1/me/export": (GET,),
     "/v1/me/erasure": (GET,),
+    "/v1/recurring-schedules": (GET, POST),
+    "/v1/recurring-schedules/preview": (POST,),
+    "/v1/recurring-schedules/{series_id}": (GET, PATCH, DELETE),
+    "/v1/recurring-schedules/{series_id}/occurrences": (GET,),
+    "/v1/recurring-schedules/{series_id}/pause": (POST,),
+    "/v1/recurring-schedules/{series_id}/resume": (POST,),
 }
 
 #: Access-log fields ($context variables of HTTP APIs, API Gateway Developer Guide,

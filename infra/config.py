@@ -93,6 +93,7 @@ class StageConfig(BaseModel):
     sweeper_timeout_seconds: int = Field(50, ge=10, le=LOOKAHEAD_MARGIN_SECONDS - 10)
     watchdog_timeout_seconds: int = Field(50, ge=10, le=900)
     reconciler_timeout_seconds: int = Field(240, ge=10, le=900)
+    materializer_timeout_seconds: int = Field(120, ge=10, le=900)
     memory_mb: int = Field(512, ge=128, le=10_240)
 
     #: Scheduler retry policy for the three scheduled Lambdas.

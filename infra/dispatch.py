@@ -1,4 +1,5 @@
-"""The fire path and its operations: dispatch queue + DLQ, sweeper, worker, watchdog, reconciler.
+"""The fire path and its operations: dispatch queue + DLQ, sweeper, worker, watchdog, reconciler,
+and the materializer of recurring schedules (issue 13).
 
 Sizing (see ``docs/decisions.md``): one post takes at most ``DELIVERY_TIMEOUT_SECONDS`` + 2 s
 (its channels are delivered concurrently), a batch of ``worker_batch_size`` posts is processed
@@ -35,7 +36,7 @@ class DispatchConstruct(Construct):
     ----------
     queue, dlq : aws_sqs.Queue
         ``DispatchQueue`` and ``DispatchDLQ`` (logical ids pinned).
-    sweeper, worker, watchdog, reconciler : aws_lambda.Function
+    sweeper, worker, watchdog, reconciler, materializer : aws_lambda.Function
     schedule_dlqs : dict[str, aws_sqs.Queue]
         One dead-letter queue per schedule, keyed by function name.
     """
@@ -100,12 +101,24 @@ class DispatchConstruct(Construct):
             },
             description="Rescues posts that fell due but were not dispatched",
         )
+        self.materializer = self._build_function(
+            "materializer",
+            timeout_seconds=config.materializer_timeout_seconds,
+            environment={
+                "POSTS_TABLE_NAME": posts.table_name,
+                "DUE_INDEX_TABLE_NAME": due_index.table_name,
+            },
+            description="Writes the next occurrences of recurring schedules as posts",
+        )
         self._grant(posts=posts, due_index=due_index, idempotency=idempotency)
         self._build_worker_source()
         settings = config.settings
         self._build_schedule("sweeper", self.sweeper, settings.SWEEP_INTERVAL_SECONDS)
         self._build_schedule("watchdog", self.watchdog, settings.WATCHDOG_INTERVAL_SECONDS)
         self._build_schedule("reconciler", self.reconciler, settings.RECONCILE_INTERVAL_SECONDS)
+        self._build_schedule(
+            "materializer", self.materializer, settings.MATERIALIZE_INTERVAL_SECONDS
+        )
 
     def _build_queue(self, definition: QueueDef, *, dead_letter: sqs.IQueue | None) -> sqs.Queue:
         queue = sqs.Queue(
@@ -168,6 +181,10 @@ class DispatchConstruct(Construct):
             posts.grant_read_write_data(function)
             due_index.grant_read_data(function)
             self.queue.grant_send_messages(function)
+        # Materializer: series and occurrence posts, their due entries and the series index;
+        # no queue (an occurrence due within the lookahead gets a late marker for the sweeper).
+        posts.grant_read_write_data(self.materializer)
+        due_index.grant_read_write_data(self.materializer)
 
     def _build_worker_source(self) -> None:
         self.worker.add_event_source(

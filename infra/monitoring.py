@@ -2,7 +2,8 @@
 
 Service metrics are Powertools EMF metrics in ``config.metrics_namespace`` with the single
 dimension ``service`` (Powertools' default), emitted by the handlers: ``PublishLagSeconds``,
-``Published``, ``Failed``, ``Missed``, ``SweepDurationMs``, ``ReconciliationMisses`` (names from
+``Published``, ``Failed``, ``Missed``, ``SweepDurationMs``, ``ReconciliationMisses`` and the
+materializer's ``SeriesStopped`` (a recurring schedule that stopped materializing) (names from
 ``scheduled_posts.lifecycle.metric_names.Metric``, the same members the code emits).
 """
 
@@ -50,6 +51,7 @@ class MonitoringConstruct(Construct):
         schedule_dlqs: Mapping[str, sqs.IQueue],
         sweeper: lambda_.IFunction,
         worker: lambda_.IFunction,
+        materializer: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
@@ -108,6 +110,18 @@ class MonitoringConstruct(Construct):
             sweeper.metric_errors(period=_MINUTE, statistic="Sum"),
             threshold=1,
             description="The sweeper failed",
+        )
+        self._alarm(
+            "MaterializerErrorsAlarm",
+            materializer.metric_errors(period=_MINUTE, statistic="Sum"),
+            threshold=1,
+            description="The materializer failed to extend a recurring schedule",
+        )
+        self._alarm(
+            "SeriesStoppedAlarm",
+            self._service_metric(Metric.SERIES_STOPPED, "Sum"),
+            threshold=1,
+            description="A recurring schedule stopped materializing (MAX_PENDING_POSTS reached)",
         )
         self.dashboard = self._build_dashboard(
             lag=lag,

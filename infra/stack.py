@@ -109,6 +109,7 @@ class ScheduledPostsStack(Stack):
             schedule_dlqs=self.dispatch.schedule_dlqs,
             sweeper=self.dispatch.sweeper,
             worker=self.dispatch.worker,
+            materializer=self.dispatch.materializer,
         )
         Tags.of(self).add("service", config.service_name)
         Tags.of(self).add("stage", config.stage)
@@ -166,6 +167,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "worker": stack.dispatch.worker,
         "watchdog": stack.dispatch.watchdog,
         "reconciler": stack.dispatch.reconciler,
+        "materializer": stack.dispatch.materializer,
     }
     acks: list[tuple[IConstruct, str, str]] = []
     for name, function in functions.items():
@@ -195,12 +197,13 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 (
                     function,
                     f"{_NAG}IAM5[Resource::<PostsTable.Arn>/index/*]",
-                    "grant_read_*_data covers the posts table's two GSIs (by_owner for "
-                    "listing, by_lease for the watchdog); both belong to the same table.",
+                    "grant_read_*_data covers the posts table's GSIs (by_owner for listing, "
+                    "by_lease for the watchdog, by_series for a series' occurrences); all "
+                    "belong to the same table.",
                 )
             )
         # EventBridge Scheduler's role may invoke any version/alias of the scheduled function.
-        if name in ("sweeper", "watchdog", "reconciler"):
+        if name in ("sweeper", "watchdog", "reconciler", "materializer"):
             logical_id = stack.get_logical_id(_cfn(function))
             acks.append(
                 (

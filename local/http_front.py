@@ -50,6 +50,12 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/me": ("DELETE",),
     "/v1/me/export": ("GET",),
     "/v1/me/erasure": ("GET",),
+    "/v1/recurring-schedules": ("GET", "POST"),
+    "/v1/recurring-schedules/preview": ("POST",),
+    "/v1/recurring-schedules/{series_id}": ("GET", "PATCH", "DELETE"),
+    "/v1/recurring-schedules/{series_id}/occurrences": ("GET",),
+    "/v1/recurring-schedules/{series_id}/pause": ("POST",),
+    "/v1/recurring-schedules/{series_id}/resume": ("POST",),
 }
 _ROUTE_PATTERNS = [
     (

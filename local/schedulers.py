@@ -1,4 +1,4 @@
-"""The schedules: the sweeper, watchdog and reconciler, each on its own interval.
+"""The schedules: the sweeper, watchdog, reconciler and materializer, each on its own interval.
 
 In AWS, EventBridge Scheduler invokes each Lambda at a fixed rate; here a thread per schedule
 calls the same handler in-process with a Scheduler-like event, at a fixed rate from its start

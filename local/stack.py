@@ -2,9 +2,9 @@
 
 Order of start: the embedded AWS (reused when already listening), the missing tables and
 queues, the environment the handlers read (the same names as the deployed Lambdas'), the
-schedules (sweeper, watchdog, reconciler), the SQS poller for the worker, and last the HTTP
-front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each
-thread bounded, so the whole stack is down within a few seconds.
+schedules (sweeper, watchdog, reconciler, materializer), the SQS poller for the worker, and
+last the HTTP front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in
+reverse, each thread bounded, so the whole stack is down within a few seconds.
 """
 
 from __future__ import annotations
@@ -174,6 +174,7 @@ class LocalStack:
             ("sweeper", settings.SWEEP_INTERVAL_SECONDS),
             ("watchdog", settings.WATCHDOG_INTERVAL_SECONDS),
             ("reconciler", settings.RECONCILE_INTERVAL_SECONDS),
+            ("materializer", settings.MATERIALIZE_INTERVAL_SECONDS),
         ):
             if not is_available(name):
                 log.warning("functions/%s/handler.py not found: its schedule is off", name)

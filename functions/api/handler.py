@@ -8,6 +8,10 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
 * ``POST /v1/scheduled-posts/{schedule_id}/retry``, ``POST /v1/channels/{channel_id}/rotate-secret``
 * ``GET /v1/me/export``, ``DELETE /v1/me``, ``GET /v1/me/erasure``
+* ``POST/GET /v1/recurring-schedules``, ``POST /v1/recurring-schedules/preview`` (nothing
+  stored), ``GET/PATCH/DELETE /v1/recurring-schedules/{series_id}``,
+  ``GET .../{series_id}/occurrences``, ``POST .../{series_id}/pause`` and ``.../resume``
+  (issue 13)
 
 Before routing, :func:`lambda_handler` refuses an event without a usable ``sub`` claim (401:
 missing, over 255 characters or with control characters), a body
@@ -42,6 +46,7 @@ from scheduled_posts.errors import ValidationFailedError
 from scheduled_posts.logic import account, recovery, rotation
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic import series as series_logic
 from scheduled_posts.models.api import (
     ID_PATTERN,
     AccountExport,
@@ -62,6 +67,17 @@ from scheduled_posts.models.api import (
     etag_of,
 )
 from scheduled_posts.models.post import PostStatus
+from scheduled_posts.models.recurring import (
+    OccurrenceOut,
+    PreviewOut,
+    PreviewRequest,
+    SeriesCreate,
+    SeriesOccurrenceList,
+    SeriesOut,
+    SeriesPage,
+    SeriesPatch,
+)
+from scheduled_posts.models.series import Series
 from scheduled_posts.observability import logger, metrics, tracer
 
 #: Largest accepted request body, in bytes (issue 2: 64 KiB, checked before parsing).
@@ -103,6 +119,7 @@ app.use(middlewares=[_known_query_only])
 
 ChannelId = Annotated[str, Path(pattern=ID_PATTERN, description="A channel id")]
 ScheduleId = Annotated[str, Path(pattern=ID_PATTERN, description="A scheduled post id")]
+SeriesId = Annotated[str, Path(pattern=ID_PATTERN, description="A recurring schedule id")]
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -293,6 +310,10 @@ def list_posts(
     channel_id: Annotated[
         str | None, Query(pattern=ID_PATTERN, description="Only posts to this channel")
     ] = None,
+    series_id: Annotated[
+        str | None,
+        Query(pattern=ID_PATTERN, description="Only this recurring schedule's occurrences"),
+    ] = None,
 ) -> PostPage:
     deps = get_dependencies()
     page = post_logic.list_posts(
@@ -305,6 +326,7 @@ def list_posts(
         cursor=cursor,
         codec=deps.cursor_codec(),
         deps=deps.post_deps,
+        series_id=series_id,
     )
     return PostPage(items=[PostOut.of(p) for p in page.posts], next_cursor=page.next_cursor)
 
@@ -409,6 +431,153 @@ def erase_account() -> Response[ErasureStatus]:
 def erasure_status() -> ErasureStatus:
     status = account.erasure_status(_owner(), store=get_dependencies().account)
     return ErasureStatus.model_validate({"status": status})
+
+
+# ------------------------------------------------------- recurring schedules
+
+
+@app.post(
+    "/v1/recurring-schedules/preview",
+    summary="The next occurrences of a recurrence rule (stores nothing)",
+    responses=_responses(PreviewOut),
+)
+def preview_recurring_schedule(body: PreviewRequest) -> PreviewOut:
+    deps = get_dependencies()
+    found = series_logic.preview_occurrences(body, now=deps.clock.now(), settings=deps.settings)
+    return PreviewOut(occurrences=[OccurrenceOut.of(o) for o in found])
+
+
+def _series_response(series: Series, status: int = 200) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    body = series_logic.series_out(series, now=deps.clock.now())
+    return Response(
+        status_code=status,
+        content_type=JSON,
+        body=body,
+        headers={"ETag": series_logic.etag(series)},
+    )
+
+
+@app.post(
+    "/v1/recurring-schedules",
+    summary="Create a recurring schedule (its first occurrences are materialized at once)",
+    responses=_responses(
+        SeriesOut,
+        201,
+        "Created",
+        errors=(*_COMMON, 409),
+        overrides={409: "The first request with this Idempotency-Key is still running"},
+    ),
+)
+def create_recurring_schedule(
+    body: SeriesCreate, idempotency_key: IdempotencyKey = None
+) -> Response[SeriesOut]:
+    created = get_dependencies().series_creator.create(
+        body, owner=_owner(), idempotency_key=idempotency_key
+    )
+    return Response(
+        status_code=201,
+        content_type=JSON,
+        body=created,
+        headers={"ETag": f'"{created.version}"'},
+    )
+
+
+@app.get(
+    "/v1/recurring-schedules",
+    summary="List your recurring schedules (creation order)",
+    responses=_responses(SeriesPage),
+)
+def list_recurring_schedules(
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 20,
+    cursor: Annotated[str | None, Query(max_length=1024, description="next_cursor")] = None,
+) -> SeriesPage:
+    deps = get_dependencies()
+    found, next_cursor = series_logic.list_series(
+        _owner(), limit=limit, cursor=cursor, codec=deps.cursor_codec(), deps=deps.series_deps
+    )
+    now = deps.clock.now()
+    return SeriesPage(
+        items=[series_logic.series_out(s, now=now) for s in found], next_cursor=next_cursor
+    )
+
+
+@app.get(
+    "/v1/recurring-schedules/<series_id>",
+    summary="Get a recurring schedule",
+    responses=_responses(SeriesOut),
+)
+def get_recurring_schedule(series_id: SeriesId) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    return _series_response(series_logic.get_series(_owner(), series_id, deps=deps.series_deps))
+
+
+@app.get(
+    "/v1/recurring-schedules/<series_id>/occurrences",
+    summary="Upcoming occurrences, materialized or not (schedule_id and status once they exist)",
+    responses=_responses(SeriesOccurrenceList),
+)
+def list_recurring_occurrences(
+    series_id: SeriesId,
+    limit: Annotated[int, Query(ge=1, le=100, description="How many")] = 20,
+) -> SeriesOccurrenceList:
+    deps = get_dependencies()
+    items = series_logic.list_occurrences(_owner(), series_id, limit=limit, deps=deps.series_deps)
+    return SeriesOccurrenceList(items=items)
+
+
+@app.patch(
+    "/v1/recurring-schedules/<series_id>",
+    summary="Edit a recurring schedule (not-yet-claimed, not-detached occurrences follow)",
+    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+)
+def update_recurring_schedule(
+    series_id: SeriesId, body: SeriesPatch, if_match: IfMatch = None
+) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    series = series_logic.update_series(
+        _owner(), series_id, body, if_match=if_match, deps=deps.series_deps
+    )
+    return _series_response(series)
+
+
+@app.post(
+    "/v1/recurring-schedules/<series_id>/pause",
+    summary="Pause: not-yet-claimed occurrences are cancelled until resume",
+    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+)
+def pause_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    series = series_logic.pause_series(
+        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+    )
+    return _series_response(series)
+
+
+@app.post(
+    "/v1/recurring-schedules/<series_id>/resume",
+    summary="Resume from now (the past is never back-filled)",
+    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+)
+def resume_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    series = series_logic.resume_series(
+        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+    )
+    return _series_response(series)
+
+
+@app.delete(
+    "/v1/recurring-schedules/<series_id>",
+    summary="End a recurring schedule: not-yet-claimed occurrences are cancelled",
+    responses=_responses(SeriesOut, errors=(*_COMMON, 412)),
+)
+def delete_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
+    deps = get_dependencies()
+    series = series_logic.delete_series(
+        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+    )
+    return _series_response(series)
 
 
 # ------------------------------------------------------------------- entry
@@ -545,6 +714,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     """Answer one API Gateway HTTP API (payload v2) event."""
     deps = get_dependencies()
     deps.creator.idempotency_config.register_lambda_context(context)
+    deps.series_creator.idempotency_config.register_lambda_context(context)
     refused = _precheck(event)
     if refused is not None:
         return _proxy_problem(refused)

@@ -25,6 +25,15 @@ EXPECTED_ROUTE_KEYS = {
     "DELETE /v1/me",
     "GET /v1/me/export",
     "GET /v1/me/erasure",
+    "GET /v1/recurring-schedules",
+    "POST /v1/recurring-schedules",
+    "POST /v1/recurring-schedules/preview",
+    "GET /v1/recurring-schedules/{series_id}",
+    "PATCH /v1/recurring-schedules/{series_id}",
+    "DELETE /v1/recurring-schedules/{series_id}",
+    "GET /v1/recurring-schedules/{series_id}/occurrences",
+    "POST /v1/recurring-schedules/{series_id}/pause",
+    "POST /v1/recurring-schedules/{series_id}/resume",
 }
 
 

@@ -99,7 +99,7 @@ def test_dispatch_queue_redrives_to_dlq_after_max_receive_count(dev: Synthesized
 
 def test_queues_all_server_side_encrypted(dev: Synthesized) -> None:
     queues = dev.of_type("AWS::SQS::Queue")
-    assert len(queues) == len(ALL_QUEUES) + 3  # plus one DLQ per schedule
+    assert len(queues) == len(ALL_QUEUES) + 4  # plus one DLQ per schedule
     for logical_id, queue in queues.items():
         assert queue["Properties"].get("SqsManagedSseEnabled") is True, logical_id
 

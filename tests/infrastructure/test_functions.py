@@ -11,7 +11,7 @@ from infra.config import SERVICE_SETTINGS
 from scheduled_posts.settings import Settings
 from tests.infrastructure.conftest import Synthesized
 
-NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler")
+NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer")
 POWERTOOLS_NAMES = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
 
 
@@ -23,6 +23,7 @@ def _function(stage: Synthesized, name: str) -> dict[str, Any]:
         "worker": dispatch.worker,
         "watchdog": dispatch.watchdog,
         "reconciler": dispatch.reconciler,
+        "materializer": dispatch.materializer,
     }[name]
     resource: dict[str, Any] = stage.resources[stage.logical_id(construct)]
     return resource
@@ -40,7 +41,7 @@ def _policy_documents(stage: Synthesized, name: str) -> str:
     return json.dumps(docs)
 
 
-def test_functions_exactly_the_five_lambdas(dev: Synthesized) -> None:
+def test_functions_exactly_the_six_lambdas(dev: Synthesized) -> None:
     # Plus only CDK's BucketDeployment handler, which uploads the content calendar (issue 15):
     # no other custom-resource or log-retention helper Lambdas are generated.
     helpers = [k for k in dev.of_type("AWS::Lambda::Function") if k.startswith("CustomCDKBucket")]
@@ -136,3 +137,11 @@ def test_safety_net_roles_have_no_idempotency_access(dev: Synthesized, name: str
     policies = _policy_documents(dev, name)
     assert "PostsTable" in policies
     assert "IdempotencyTable" not in policies
+
+
+def test_materializer_role_has_no_queue_or_idempotency_access(dev: Synthesized) -> None:
+    policies = _policy_documents(dev, "materializer")
+    assert "PostsTable" in policies
+    assert "DueIndexTable" in policies
+    assert "IdempotencyTable" not in policies
+    assert "sqs:" not in policies

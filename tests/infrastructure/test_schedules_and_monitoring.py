@@ -1,4 +1,4 @@
-"""Schedules (sweeper, watchdog, reconciler), alarms, the alarm topic and the dashboard."""
+"""Schedules (sweeper, watchdog, reconciler, materializer), alarms, topic and dashboard."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def _schedule_for(stage: Synthesized, function: Any) -> dict[str, Any]:
         ("sweeper", "rate(1 minute)"),
         ("watchdog", "rate(1 minute)"),
         ("reconciler", "rate(5 minutes)"),
+        ("materializer", "rate(5 minutes)"),
     ],
 )
 def test_schedule_rate_retry_policy_and_own_dlq(
@@ -40,10 +41,10 @@ def test_schedule_rate_retry_policy_and_own_dlq(
     assert dlq == dev.logical_id(dev.stack.dispatch.schedule_dlqs[name])
 
 
-def test_schedules_exactly_three_with_distinct_dlqs(dev: Synthesized) -> None:
+def test_schedules_exactly_four_with_distinct_dlqs(dev: Synthesized) -> None:
     schedules = dev.of_type("AWS::Scheduler::Schedule").values()
     dlqs = {json.dumps(s["Properties"]["Target"]["DeadLetterConfig"]) for s in schedules}
-    assert len(dlqs) == 3
+    assert len(dlqs) == 4
 
 
 def _alarm(stage: Synthesized, metric_name: str) -> dict[str, Any]:
@@ -76,12 +77,25 @@ def test_alarm_reconciliation_misses_above_zero(dev: Synthesized) -> None:
     assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
-def test_alarm_sweeper_errors(dev: Synthesized) -> None:
-    alarm = _alarm(dev, "Errors")
-    assert alarm["Namespace"] == "AWS/Lambda"
-    assert alarm["Dimensions"] == [
-        {"Name": "FunctionName", "Value": {"Ref": dev.logical_id(dev.stack.dispatch.sweeper)}}
+@pytest.mark.parametrize("name", ["sweeper", "materializer"])
+def test_alarm_scheduled_function_errors(dev: Synthesized, name: str) -> None:
+    function = {"Ref": dev.logical_id(getattr(dev.stack.dispatch, name))}
+    alarms = [
+        a["Properties"]
+        for a in dev.of_type("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "Errors"
+        and a["Properties"]["Dimensions"] == [{"Name": "FunctionName", "Value": function}]
     ]
+    assert len(alarms) == 1
+    assert alarms[0]["Namespace"] == "AWS/Lambda"
+
+
+def test_alarm_series_stopped_materializing(dev: Synthesized) -> None:
+    alarm = _alarm(dev, "SeriesStopped")
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (
+        1,
+        "GreaterThanOrEqualToThreshold",
+    )
 
 
 def test_alarm_every_dead_letter_queue_message(dev: Synthesized) -> None:
@@ -100,7 +114,7 @@ def test_alarm_every_dead_letter_queue_message(dev: Synthesized) -> None:
 def test_alarms_all_notify_the_topic(dev: Synthesized) -> None:
     (topic_id,) = dev.of_type("AWS::SNS::Topic")
     alarms = dev.of_type("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 8
+    assert len(alarms) == 11
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
 

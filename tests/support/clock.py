@@ -45,6 +45,11 @@ class SimClock:
         if delta > 0:
             self._traveller.shift(timedelta(seconds=delta))
 
+    def travel_to(self, instant: datetime) -> None:
+        """Set the shared simulated time to ``instant``, forwards or backwards (for tests
+        that need a calendar date, such as a DST change)."""
+        self._traveller.move_to(instant)
+
     def skewed(self, skew_seconds: float) -> SimClock:
         """Another view of the same simulated time, off by ``skew_seconds``."""
         return SimClock(self._traveller, skew_seconds)

@@ -55,6 +55,9 @@ def test_create_post_valid_returns_201_shape_and_etag(alice: ApiClient, channel:
         "updated_at",
         "published_at",
         "publish_lag_seconds",
+        "series_id",
+        "occurrence_at",
+        "detached",
     }
 
 

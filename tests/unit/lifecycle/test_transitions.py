@@ -79,6 +79,10 @@ CALLS = {
     "reschedule_missed": lambda p: transitions.reschedule_missed(
         p, p.model_copy(update={"status": PostStatus.SCHEDULED})
     ),
+    "revive_occurrence": lambda p: transitions.revive_occurrence(
+        p.model_copy(update={"series_id": "r1"}),
+        p.model_copy(update={"status": PostStatus.SCHEDULED, "series_id": "r1"}),
+    ),
 }
 
 
@@ -213,3 +217,21 @@ def test_reschedule_missed_removes_the_ttl_guarded_by_missed() -> None:
     )
     assert change.guard == Guard(PostStatus.MISSED, version=3)
     assert change.removes == ("expires_at",)
+
+
+def test_revive_occurrence_schedules_again_guarded_by_cancelled_and_version() -> None:
+    old = post(PostStatus.CANCELLED, series_id="r1", expires_at=5)
+    new = old.model_copy(update={"status": PostStatus.SCHEDULED, "version": 4, "expires_at": None})
+
+    change = transitions.revive_occurrence(old, new)
+
+    assert change.guard == Guard(PostStatus.CANCELLED, version=3)
+    assert change.sets[("status",)] == "scheduled"
+    assert change.removes == ("expires_at",)
+
+
+def test_revive_occurrence_the_owner_cancelled_is_refused() -> None:
+    old = post(PostStatus.CANCELLED, series_id="r1", detached=True)
+
+    with pytest.raises(TransitionRefused):
+        transitions.revive_occurrence(old, old.model_copy(update={"status": PostStatus.SCHEDULED}))

@@ -4,7 +4,7 @@
 install their own with :func:`set_dependencies` (moto tables, a SimClock, a fake DNS resolver,
 a recording promoter).
 
-Idempotent create lives in ``logic/create.py`` (:class:`PostCreator`).
+Idempotent create lives in ``logic/create.py`` (:class:`PostCreator`, :class:`SeriesCreator`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.posts import PostRepository
-from scheduled_posts.logic.create import PostCreator
+from scheduled_posts.data.series import SeriesRepository
+from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
 from scheduled_posts.logic.posts import PostDeps, Promoter
+from scheduled_posts.logic.series import SeriesDeps
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.url_policy import Resolver, system_resolver
@@ -105,6 +107,36 @@ class ApiDependencies:
             idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
             idempotency_client=self.idempotency_client,
             account=self.account,
+        )
+
+    @cached_property
+    def series(self) -> SeriesRepository:
+        return SeriesRepository(
+            posts_table_name=self.settings.POSTS_TABLE_NAME,
+            due_table_name=self.settings.DUE_INDEX_TABLE_NAME,
+            posts=self.posts,
+            dynamodb=self.dynamodb,
+        )
+
+    @cached_property
+    def series_deps(self) -> SeriesDeps:
+        return SeriesDeps(
+            series=self.series,
+            posts=self.posts,
+            channels=self.channels,
+            settings=self.settings,
+            clock=self.clock,
+            promoter=self.post_deps.promoter,
+        )
+
+    @cached_property
+    def series_creator(self) -> SeriesCreator:
+        """Creates recurring schedules (idempotently with a key); register the Lambda context
+        on its ``idempotency_config`` on every invocation."""
+        return SeriesCreator(
+            self.series_deps,
+            idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
+            idempotency_client=self.idempotency_client,
         )
 
 

@@ -77,3 +77,32 @@ def rate_pk(channel_id: str) -> str:
 def rate_minute(instant: datetime) -> str:
     """The UTC minute a rate-limit slot belongs to: ``YYYY-MM-DDTHH:MM``."""
     return instant.strftime("%Y-%m-%dT%H:%M")
+
+
+# ------------------------------------------------------------ recurring schedules (issue 13)
+SERIES_SK = "SERIES"
+#: The owner's open-series counter (``MAX_SERIES_PER_USER``): ``pk = OWNER#<sub>``.
+SERIES_COUNT_SK = "SERIES_COUNT"
+#: Partitions of the materialization index in ``DueIndexTable``: never read by the sweeper,
+#: which reads only ``<hour>#<shard>`` and ``LATE#<shard>``.
+SERIES_INDEX_PREFIX = "SERIES#"
+SERIES_WATERMARK_BUCKET = "SERIES#WATERMARK"
+
+
+def series_pk(series_id: str) -> str:
+    return f"SERIES#{series_id}"
+
+
+def owner_series_gsi_pk(owner: str) -> str:
+    return f"OWNER#{owner}#SERIES"
+
+
+def series_order_key(instant: datetime, series_id: str) -> str:
+    """``<instant>#<series_id>``: listing order (``created_at``) and index order (``extend_at``)."""
+    return f"{format_instant(instant)}#{series_id}"
+
+
+def series_bucket(extend_at: datetime, shard: int) -> str:
+    """Partition key of a series' materialization entry: ``SERIES#<YYYY-MM-DDTHH>#<shard>``,
+    keyed like a due entry (hour bucket x write shard) on the instant it needs extending."""
+    return f"{SERIES_INDEX_PREFIX}{hour_bucket(extend_at)}#{shard}"

@@ -60,6 +60,14 @@ class Settings(BaseModel):
     WATCHDOG_INTERVAL_SECONDS: int = Field(60, ge=1)
     RECONCILE_INTERVAL_SECONDS: int = Field(300, ge=1)
     RECONCILE_WINDOW_SECONDS: int = Field(3600, ge=60)
+    #: Recurring schedules (issue 13): the shortest wall-clock gap between two occurrences
+    #: (cron's resolution is a minute), how far ahead occurrences exist as posts (the earlier of
+    #: the two limits), how often the materializer runs, and active series per user.
+    MIN_RECURRENCE_INTERVAL_SECONDS: int = Field(300, ge=60, le=86_400)
+    RECURRENCE_HORIZON_HOURS: int = Field(48, ge=1, le=24 * 30)
+    RECURRENCE_MAX_AHEAD: int = Field(20, ge=1, le=1000)
+    MATERIALIZE_INTERVAL_SECONDS: int = Field(300, ge=1, le=3600)
+    MAX_SERIES_PER_USER: int = Field(100, ge=1)
     #: HMAC key for pagination cursors. Locally a plain value; in AWS the CDK app stores it in
     #: Secrets Manager and passes ``CURSOR_SECRET_ARN`` instead.
     CURSOR_SECRET: str = ""

@@ -44,13 +44,17 @@ class TableDef:
 
 BY_OWNER_INDEX = IndexDef("by_owner", "gsi1pk", "gsi1sk", "ALL")
 BY_LEASE_INDEX = IndexDef("by_lease", "lease_shard", "lease_expires_at", "KEYS_ONLY")
+#: A recurring schedule's occurrences (issue 13), sparse: only occurrence posts carry
+#: ``occurrence_of`` (the series id; the series item itself has none). Sorted like
+#: ``by_owner`` (``<publish_at>#<schedule_id>``).
+BY_SERIES_INDEX = IndexDef("by_series", "occurrence_of", "gsi1sk", "ALL")
 
 POSTS_TABLE = TableDef(
     logical_id="PostsTable",
     settings_name="POSTS_TABLE_NAME",
     partition_key="pk",
     sort_key="sk",
-    indexes=(BY_OWNER_INDEX, BY_LEASE_INDEX),
+    indexes=(BY_OWNER_INDEX, BY_LEASE_INDEX, BY_SERIES_INDEX),
     ttl_attribute="expires_at",
 )
 

@@ -130,6 +130,7 @@ class PostRepository:
         now: datetime,
         limit: int,
         channel_id: str | None = None,
+        series_id: str | None = None,
     ) -> OwnerPage:
         """One page of ``owner``'s posts from GSI ``by_owner`` in ``(publish_at, schedule_id)``.
 
@@ -137,9 +138,16 @@ class PostRepository:
         last item already returned (exclusive). Expired posts and, when ``status`` is given,
         posts in another status and, when ``channel_id`` is given, posts that do not name that
         channel are filtered out, so a page may hold fewer than ``limit`` posts.
-        Reads at most ``limit`` index items (Query ``Limit``).
+        Reads at most ``limit`` index items (Query ``Limit``). With ``series_id``, reads GSI
+        ``by_series`` instead (the series' occurrences, same order; another owner's are
+        filtered out).
         """
-        condition = Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
+        partition = (
+            ("occurrence_of", series_id)
+            if series_id
+            else ("gsi1pk", keys.owner_posts_gsi_pk(owner))
+        )
+        condition = Key(partition[0]).eq(partition[1])
         if lower is not None and upper is not None:
             condition &= Key("gsi1sk").between(lower, upper)
         elif lower is not None:
@@ -151,8 +159,10 @@ class PostRepository:
             visible &= Attr("status").eq(status.value)
         if channel_id is not None:
             visible &= Attr("channel_ids").contains(channel_id)
+        if series_id is not None:
+            visible &= Attr("owner").eq(owner)
         kwargs: dict[str, Any] = {
-            "IndexName": "by_owner",
+            "IndexName": "by_series" if series_id else "by_owner",
             "KeyConditionExpression": condition,
             "FilterExpression": visible,
             "Limit": limit,
@@ -160,7 +170,7 @@ class PostRepository:
         if after is not None:
             schedule_id = after.split("#", 1)[1]
             kwargs["ExclusiveStartKey"] = {
-                "gsi1pk": keys.owner_posts_gsi_pk(owner),
+                partition[0]: partition[1],
                 "gsi1sk": after,
                 "pk": keys.post_pk(schedule_id),
                 "sk": keys.POST_SK,
@@ -436,6 +446,18 @@ class PostRepository:
             marker["entry_bucket"] = where.bucket
             items.append({"Put": {"TableName": self._due_name, "Item": marker}})
         return items
+
+    def create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
+        """The create transaction's actions (post first, pending counter last), for callers
+        that add their own condition (``data.series``: an occurrence's series check)."""
+        return self._create_items(post, late=late, max_pending=max_pending)
+
+    def replace_items(
+        self, change: PostChange, old: Post, new: Post, *, old_late: bool, new_late: bool
+    ) -> list[dict[str, Any]]:
+        """The actions of a replacing transition (``change`` on the post first, then the due
+        entries moved), for callers that add their own condition."""
+        return self._replace_items(change, old, new, old_late=old_late, new_late=new_late)
 
     def _create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
         return [

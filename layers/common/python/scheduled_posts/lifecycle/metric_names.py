@@ -27,6 +27,10 @@ class Metric(StrEnum):
     RECONCILIATION_MISSES = "ReconciliationMisses"
     PENDING_REPAIRED = "PendingRepaired"
     REDELIVERED = "Redelivered"
+    #: Recurring schedules (issue 13): occurrence posts written, series that stopped
+    #: materializing (``MAX_PENDING_POSTS`` reached).
+    OCCURRENCES_MATERIALIZED = "OccurrencesMaterialized"
+    SERIES_STOPPED = "SeriesStopped"
 
     @property
     def unit(self) -> str:

@@ -22,6 +22,14 @@ class StatusReason(StrEnum):
     REOPENED_BY_REDRIVE = "reopened by DLQ redrive"
 
 
+class OccurrenceCancelReason(StrEnum):
+    """Why the series itself cancelled a not-yet-claimed occurrence (its ``status_reason``)."""
+
+    SERIES_EDITED = "the recurring schedule's rule changed"
+    SERIES_PAUSED = "the recurring schedule was paused"
+    SERIES_DELETED = "the recurring schedule was deleted"
+
+
 class DeliveryError(StrEnum):
     """Fixed ``last_error`` texts of a delivery (prefixes where the text goes on)."""
 

@@ -58,6 +58,7 @@ ARROWS: dict[str, Arrow] = {
         _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
         _arrow("miss", {_S}, {PostStatus.MISSED}),
         _arrow("reschedule_missed", {PostStatus.MISSED}, {_S}),
+        _arrow("revive_occurrence", {PostStatus.CANCELLED}, {_S}),
         _arrow("claim", {_S}, {_P}),
         _arrow("renew_lease", {_P}, {_P}),
         _arrow("take_over", {_P}, {_P}),
@@ -172,7 +173,7 @@ def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostCha
     sets: dict[Path, Any] = {
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
-    removes = ("expires_at",) if arrow == "reschedule_missed" else ()
+    removes = ("expires_at",) if arrow in ("reschedule_missed", "revive_occurrence") else ()
     return PostChange(
         arrow, old.schedule_id, new.status, Guard(expect, version=old.version), sets, removes
     )
@@ -194,6 +195,22 @@ def reschedule_missed(old: Post, new: Post) -> PostChange:
     """``missed -> scheduled``: ``new`` (a future ``publish_at``) replaces ``old``, its TTL
     removed, guarded by ``status = missed AND version = old.version``."""
     return _replace("reschedule_missed", old, new, expect=PostStatus.MISSED)
+
+
+def revive_occurrence(old: Post, new: Post) -> PostChange:
+    """``cancelled -> scheduled``: an occurrence its series cancelled (a pause, a rule edit;
+    never one the owner cancelled: ``detached`` is false) is scheduled again by a later resume
+    or edit of the series (issue 13). Its TTL is removed; guarded by ``status = cancelled AND
+    version = old.version``.
+
+    Raises
+    ------
+    TransitionRefused
+        ``old`` is not cancelled, or it is detached (the owner's own cancel is final).
+    """
+    if old.detached or old.series_id is None:
+        raise TransitionRefused("revive_occurrence", old.status)
+    return _replace("revive_occurrence", old, new, expect=PostStatus.CANCELLED)
 
 
 # -- publishing ----------------------------------------------------------------------------------

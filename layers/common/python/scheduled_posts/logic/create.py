@@ -28,7 +28,9 @@ from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import P
 from scheduled_posts.clock import epoch_seconds
 from scheduled_posts.data.account import CREATE_KEY_PREFIX, AccountStore
 from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
+from scheduled_posts.logic.series import SeriesDeps, create_series, series_out
 from scheduled_posts.models.api import PostCreate, PostOut
+from scheduled_posts.models.recurring import SeriesCreate, SeriesOut
 from scheduled_posts.observability import tracer
 
 #: How long an ``Idempotency-Key`` is remembered (issue 2: 24 h).
@@ -111,4 +113,63 @@ class PostCreator:
                 owner, idempotency_key, expires_at=epoch_seconds(expires)
             )
         result: PostOut = self._create_once(request=request, body=body)
+        return result
+
+
+class SeriesCreator:
+    """Creates recurring schedules (issue 13), idempotently when the request carries a key:
+    the same pattern as :class:`PostCreator`, with its own persistence layer and config (one
+    shared between two decorated functions keeps the first one's settings), and a series id
+    derived from (owner, key, body)."""
+
+    def __init__(
+        self,
+        deps: SeriesDeps,
+        *,
+        idempotency_table_name: str,
+        idempotency_client: Any | None = None,
+    ) -> None:
+        self.deps = deps
+        #: Call ``register_lambda_context(context)`` on it on every invocation.
+        self.idempotency_config = IdempotencyConfig(
+            event_key_jmespath="[owner, key]",
+            payload_validation_jmespath="body",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=IDEMPOTENCY_EXPIRY_SECONDS,
+        )
+        self._create_once = idempotent_function(
+            self._create_keyed,
+            data_keyword_argument="request",
+            persistence_store=DynamoDBPersistenceLayer(
+                table_name=idempotency_table_name, boto3_client=idempotency_client
+            ),
+            config=self.idempotency_config,
+            output_serializer=PydanticSerializer(SeriesOut),
+        )
+
+    def _create_keyed(self, *, request: dict[str, Any], body: SeriesCreate) -> SeriesOut:
+        series_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
+        series = create_series(body, owner=request["owner"], deps=self.deps, series_id=series_id)
+        return series_out(series, now=self.deps.clock.now())
+
+    @tracer.capture_method
+    def create(self, body: SeriesCreate, *, owner: str, idempotency_key: str | None) -> SeriesOut:
+        """Create a recurring schedule and return its 201 body.
+
+        Raises
+        ------
+        IdempotencyValidationError, IdempotencyAlreadyInProgressError
+            As :meth:`PostCreator.create` (422, 409).
+        ValidationFailedError
+            As :func:`scheduled_posts.logic.series.create_series`.
+        """
+        if idempotency_key is None:
+            series = create_series(body, owner=owner, deps=self.deps)
+            return series_out(series, now=self.deps.clock.now())
+        request = {
+            "owner": owner,
+            "key": "series:" + idempotency_key,
+            "body": body.model_dump(mode="json"),
+        }
+        result: SeriesOut = self._create_once(request=request, body=body)
         return result

@@ -311,10 +311,12 @@ def list_posts(
     codec: CursorCodec,
     deps: PostDeps,
     channel_id: str | None = None,
+    series_id: str | None = None,
 ) -> PostListPage:
     """The caller's posts ordered by ``(publish_at, schedule_id)``; ``from_`` inclusive, ``to``
     exclusive, at most ``limit`` (1-100) per page; ``channel_id`` keeps the posts that name
-    that channel.
+    that channel; ``series_id``: only that recurring schedule's occurrences (issue 13; none when
+    the series is another user's).
 
     Raises
     ------
@@ -338,7 +340,7 @@ def list_posts(
         format_instant(start) if start else None,
         format_instant(end) if end else None,
         channel_id,
-    )
+    ) + (f"|series={series_id}" if series_id else "")
     after = codec.decode(cursor, owner=owner, query=fingerprint) if cursor is not None else None
     lower = format_instant(start) if start else None
     upper = None
@@ -358,6 +360,7 @@ def list_posts(
         now=deps.clock.now(),
         limit=limit + 1,
         channel_id=channel_id,
+        series_id=series_id,
     )
     posts, last_key = page.posts, page.last_key
     if len(posts) > limit:
@@ -394,6 +397,8 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         changes["deliveries"] = {
             cid: post.deliveries.get(cid) or Delivery(channel_id=cid) for cid in patch.channel_ids
         }
+    if post.series_id is not None:  # an occurrence edited by hand leaves its series
+        changes["detached"] = True
     return _with_due_keys(post.model_copy(update=changes, deep=True))
 
 
@@ -490,6 +495,7 @@ def _reschedule_missed(
         "published_at": None,
         "publish_lag_seconds": None,
         "expires_at": None,
+        "detached": post.series_id is not None,
     }
     for name in ("content", "media_ids"):
         value = getattr(patch, name)
@@ -555,6 +561,8 @@ def cancel_post(
                 "updated_at": now,
                 "deliveries": deliveries,
                 "status_reason": "cancelled by its owner",
+                # An occurrence cancelled by hand is detached: its series never revives it.
+                "detached": post.series_id is not None,
                 "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
             },
             deep=True,

@@ -311,6 +311,9 @@ class PostOut(BaseModel):
     updated_at: str
     published_at: str | None
     publish_lag_seconds: float | None
+    series_id: str | None = Field(description="The recurring schedule of an occurrence")
+    occurrence_at: str | None = Field(description="The occurrence's instant in its series")
+    detached: bool = Field(description="An occurrence edited or cancelled by hand")
 
     @classmethod
     def of(cls, post: Post) -> PostOut:
@@ -331,6 +334,9 @@ class PostOut(BaseModel):
             updated_at=format_instant(post.updated_at),
             published_at=_opt(post.published_at),
             publish_lag_seconds=post.publish_lag_seconds,
+            series_id=post.series_id,
+            occurrence_at=_opt(post.occurrence_at),
+            detached=post.detached,
         )
 
 

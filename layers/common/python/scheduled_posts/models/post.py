@@ -116,6 +116,11 @@ class Post(BaseModel):
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
     expires_at: int | None = None
+    #: Occurrences of a recurring schedule (issue 13): the series, the occurrence's instant
+    #: (its id's source) and whether an edit or cancel of this one post detached it.
+    series_id: str | None = None
+    occurrence_at: datetime | None = None
+    detached: bool = False
 
     def to_item(self) -> dict[str, Any]:
         """The full DynamoDB item (boto3 resource types)."""
@@ -150,6 +155,11 @@ class Post(BaseModel):
                 item["lease_shard"] = keys.lease_shard(self.shard)
         if self.expires_at is not None:
             item["expires_at"] = self.expires_at
+        if self.series_id is not None:
+            item["series_id"] = self.series_id
+            item["occurrence_of"] = self.series_id  # sparse GSI by_series: occurrences only
+            item["occurrence_at"] = _opt_str(self.occurrence_at)
+            item["detached"] = self.detached
         return item
 
     @classmethod
@@ -178,6 +188,9 @@ class Post(BaseModel):
             lease_token=item.get("lease_token"),
             lease_expires_at=_opt_instant(item.get("lease_expires_at")),
             expires_at=int(item["expires_at"]) if item.get("expires_at") is not None else None,
+            series_id=item.get("series_id"),
+            occurrence_at=_opt_instant(item.get("occurrence_at")),
+            detached=bool(item.get("detached", False)),
         )
 
     def is_expired(self, now: datetime) -> bool:

@@ -1,0 +1,440 @@
+"""DynamoDB access for recurring schedules (issue 13): series items, the owner's open-series
+counter, the materialization index and occurrence writes. See ``docs/data-model.md``.
+
+* A series is ``pk = SERIES#<id>, sk = SERIES`` in ``PostsTable``; its open-series counter is
+  ``pk = OWNER#<sub>, sk = SERIES_COUNT`` (``open``), counted up on create under
+  ``open < MAX_SERIES_PER_USER`` in the create transaction and down when it ends or is deleted.
+* The materialization index lives in ``DueIndexTable``, keyed like the due index:
+  ``bucket = SERIES#<YYYY-MM-DDTHH>#<shard>`` of the instant the series next needs extending
+  (``extend_at``), ``due = <extend_at>#<series_id>``. Every change of a series moves its entry
+  in the same transaction, so the materializer reads only the series due for extension.
+* An occurrence is written like any post (post, due entry, late marker, pending counter) plus a
+  ``ConditionCheck`` that the series is still ``active`` at the version it was computed from:
+  once an edit has bumped the version, no occurrence computed under the old rule can be written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+from botocore.exceptions import ClientError
+
+from scheduled_posts import keys
+from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
+from scheduled_posts.lifecycle import transitions
+from scheduled_posts.models.post import Post
+from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
+
+#: Tries of one transaction when DynamoDB reports ``TransactionConflict``.
+TRANSACTION_ATTEMPTS = 3
+_KEY_ATTRIBUTES = frozenset({"pk", "sk"})
+
+
+class SeriesChangedError(VersionConflictError):
+    """The series is no longer at the version (or materialization point) a write assumed."""
+
+
+class SeriesLimitError(ServiceError):
+    """The owner already has ``MAX_SERIES_PER_USER`` open series (a 422 with ``series_limit``)."""
+
+    status = 422
+    title = "Validation failed"
+
+
+def _reasons(exc: ClientError) -> list[str]:
+    return [r.get("Code", "None") for r in exc.response.get("CancellationReasons") or []]
+
+
+def _is_cancelled(exc: ClientError) -> bool:
+    return exc.response["Error"]["Code"] == "TransactionCanceledException"
+
+
+@dataclass(frozen=True)
+class IndexEntry:
+    """A materialization-index entry: the series and when it needs extending."""
+
+    bucket: str
+    due: str
+    series_id: str
+    extend_at: datetime
+
+
+@dataclass(frozen=True)
+class SeriesPage:
+    """One page of an owner's series; ``last_key`` is the ``gsi1sk`` to resume after."""
+
+    series: list[Series]
+    last_key: str | None
+
+
+class SeriesRepository:
+    """Series items, the open-series counter, the materialization index and occurrences.
+
+    ``posts`` is the :class:`PostRepository` whose transaction items an occurrence reuses.
+    """
+
+    def __init__(
+        self,
+        *,
+        posts_table_name: str,
+        due_table_name: str,
+        posts: PostRepository,
+        dynamodb: Any | None = None,
+    ) -> None:
+        self._posts_name = posts_table_name
+        self._due_name = due_table_name
+        self._posts = posts
+        self._dynamodb = dynamodb
+
+    @property
+    def _resource(self) -> Any:
+        return self._dynamodb or dynamodb_resource()
+
+    @property
+    def _table(self) -> Any:
+        return self._resource.Table(self._posts_name)
+
+    @property
+    def _due(self) -> Any:
+        return self._resource.Table(self._due_name)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, series_id: str) -> Series | None:
+        """The series (any owner), strongly consistent, or ``None``."""
+        item = self._table.get_item(
+            Key={"pk": keys.series_pk(series_id), "sk": keys.SERIES_SK}, ConsistentRead=True
+        ).get("Item")
+        return Series.from_item(item) if item else None
+
+    def query_owner(self, owner: str, *, after: str | None, limit: int) -> SeriesPage:
+        """One page of ``owner``'s series in creation order (GSI ``by_owner``)."""
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_owner",
+            "KeyConditionExpression": Key("gsi1pk").eq(keys.owner_series_gsi_pk(owner)),
+            "Limit": limit,
+        }
+        if after is not None:
+            series_id = after.split("#", 1)[1]
+            kwargs["ExclusiveStartKey"] = {
+                "gsi1pk": keys.owner_series_gsi_pk(owner),
+                "gsi1sk": after,
+                "pk": keys.series_pk(series_id),
+                "sk": keys.SERIES_SK,
+            }
+        page = self._table.query(**kwargs)
+        last = page.get("LastEvaluatedKey")
+        return SeriesPage(
+            series=[Series.from_item(i) for i in page.get("Items", [])],
+            last_key=last["gsi1sk"] if last else None,
+        )
+
+    def occurrences(self, series_id: str, *, lower: str | None, limit: int) -> list[Post]:
+        """Up to ``limit`` occurrence posts of a series from ``lower`` (a ``gsi1sk``,
+        inclusive), in ``(publish_at, schedule_id)`` order (GSI ``by_series``)."""
+        condition = Key("occurrence_of").eq(series_id)
+        if lower is not None:
+            condition &= Key("gsi1sk").gte(lower)
+        page = self._table.query(
+            IndexName="by_series", KeyConditionExpression=condition, Limit=limit
+        )
+        return [Post.from_item(i) for i in page.get("Items", [])]
+
+    def index_entries(self, bucket: str, *, upper: str) -> list[IndexEntry]:
+        """Every entry of one index partition with ``due <= upper`` (paginated Query)."""
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("bucket").eq(bucket) & Key("due").lte(upper),
+            "ConsistentRead": True,
+        }
+        found: list[IndexEntry] = []
+        while True:
+            page = self._due.query(**kwargs)
+            found += [
+                IndexEntry(
+                    bucket=i["bucket"],
+                    due=i["due"],
+                    series_id=i["series_id"],
+                    extend_at=instant_from_storage(i["extend_at"]),
+                )
+                for i in page.get("Items", [])
+            ]
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def watermark(self, shard: int) -> datetime | None:
+        """The shard's materialized-through watermark (every entry before it was read)."""
+        item = self._due.get_item(
+            Key={"bucket": keys.SERIES_WATERMARK_BUCKET, "due": str(shard)}, ConsistentRead=True
+        ).get("Item")
+        return instant_from_storage(item["through"]) if item else None
+
+    def advance_watermark(self, shard: int, through: datetime) -> None:
+        """Move the shard's watermark forward to ``through`` (never back)."""
+        try:
+            self._due.update_item(
+                Key={"bucket": keys.SERIES_WATERMARK_BUCKET, "due": str(shard)},
+                UpdateExpression="SET through = :t",
+                ConditionExpression="attribute_not_exists(through) OR through < :t",
+                ExpressionAttributeValues={":t": format_instant(through)},
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def start_watermark(self, shard: int, through: datetime) -> None:
+        """Create the shard's watermark at ``through`` unless it exists (never moves it), so a
+        shard's first materializer run reads back to the first series ever written to it."""
+        self._due.update_item(
+            Key={"bucket": keys.SERIES_WATERMARK_BUCKET, "due": str(shard)},
+            UpdateExpression="SET through = if_not_exists(through, :t)",
+            ExpressionAttributeValues={":t": format_instant(through)},
+        )
+
+    def open_count(self, owner: str) -> int:
+        """The owner's open (active or paused) series, as counted."""
+        item = self._table.get_item(
+            Key={"pk": keys.owner_pk(owner), "sk": keys.SERIES_COUNT_SK}, ConsistentRead=True
+        ).get("Item")
+        return int(item.get("open", 0)) if item else 0
+
+    # ----------------------------------------------------------------- writes
+
+    def create(self, series: Series, *, max_series: int) -> Series:
+        """Write a new series, its index entry and count it as open, in one transaction.
+
+        Returns the stored series: ``series`` itself, or the one already stored under its id
+        (an idempotent create's retry).
+
+        Raises
+        ------
+        SeriesLimitError
+            The owner already has ``max_series`` open series.
+        """
+        items = [
+            {
+                "Put": {
+                    "TableName": self._posts_name,
+                    "Item": series.to_item(),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            *self._index_puts(series),
+            self._count_update(series.owner, +1, max_series=max_series),
+        ]
+        try:
+            self._transact(items)
+        except ClientError as exc:
+            reasons = _reasons(exc)
+            if _is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
+                stored = self.get(series.series_id)
+                if stored is not None and stored.owner == series.owner:
+                    return stored
+                raise
+            if _is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]:
+                raise SeriesLimitError(
+                    f"you already have {max_series} active or paused recurring schedules "
+                    "(MAX_SERIES_PER_USER); delete one first"
+                ) from exc
+            raise
+        return series
+
+    def save(self, old: Series, new: Series) -> None:
+        """Replace ``old`` by ``new`` under ``version``, ``status`` and
+        ``materialized_through`` unchanged since ``old`` was read; move the index entry; count
+        the series down when it closes (ended or cancelled).
+
+        Raises
+        ------
+        SeriesChangedError
+            The series changed meanwhile (an edit, another materializer).
+        """
+        item = new.to_item()
+        names = {"#v": "version", "#s": "status", "#m": "materialized_through"}
+        values: dict[str, Any] = {
+            ":v": old.version,
+            ":s": old.status.value,
+            ":m": format_instant(old.materialized_through),
+        }
+        sets = []
+        for index, (name, value) in enumerate(sorted(item.items())):
+            if name in _KEY_ATTRIBUTES:
+                continue
+            names[f"#a{index}"] = name
+            values[f":a{index}"] = value
+            sets.append(f"#a{index} = :a{index}")
+        actions: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self._posts_name,
+                    "Key": {"pk": keys.series_pk(old.series_id), "sk": keys.SERIES_SK},
+                    "UpdateExpression": "SET " + ", ".join(sets),
+                    "ConditionExpression": "#v = :v AND #s = :s AND #m = :m",
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        ]
+        old_keys, new_keys = old.index_keys(), new.index_keys()
+        if old_keys is not None and old_keys != new_keys:
+            actions.append(
+                {
+                    "Delete": {
+                        "TableName": self._due_name,
+                        "Key": {"bucket": old_keys[0], "due": old_keys[1]},
+                    }
+                }
+            )
+        actions += self._index_puts(new)
+        if old.status in OPEN_SERIES_STATUSES and new.status not in OPEN_SERIES_STATUSES:
+            actions.append(self._count_update(old.owner, -1))
+        try:
+            self._transact(actions)
+        except ClientError as exc:
+            if _is_cancelled(exc) and _reasons(exc)[:1] == ["ConditionalCheckFailed"]:
+                raise SeriesChangedError("the recurring schedule changed meanwhile") from exc
+            raise
+
+    def create_occurrence(
+        self, post: Post, *, series_version: int, late: bool, max_pending: int
+    ) -> bool:
+        """Write an occurrence post unless it exists; ``True`` when this call wrote it.
+
+        One transaction: the post (``attribute_not_exists``), its due entry and late marker,
+        the pending counter (``MAX_PENDING_POSTS``; a full counter is folded once, as on
+        create) and a ``ConditionCheck`` that the series is ``active`` at ``series_version``.
+        An existing post (even a cancelled one) is never written again.
+
+        Raises
+        ------
+        SeriesChangedError
+            The series was edited, paused or ended since ``series_version``.
+        LimitExceededError
+            The owner already has ``max_pending`` posts ``scheduled``.
+        """
+        return self._write_occurrence(
+            lambda: self._posts.create_items(post, late=late, max_pending=max_pending),
+            post,
+            series_version=series_version,
+            max_pending=max_pending,
+        )
+
+    def revive_occurrence(
+        self, old: Post, new: Post, *, series_version: int, late: bool, max_pending: int
+    ) -> bool:
+        """Schedule again an occurrence the series itself cancelled (a pause or a rule edit,
+        never the owner: ``detached`` is false), under ``status = cancelled AND version``;
+        ``True`` when this call did. Same transaction shape and errors as
+        :meth:`create_occurrence`."""
+
+        change = transitions.revive_occurrence(old, new)
+
+        def items() -> list[dict[str, Any]]:
+            actions = self._posts.replace_items(change, old, new, old_late=False, new_late=late)
+            pending = self._posts.create_items(new, late=False, max_pending=max_pending)[-1]
+            return [*actions, pending]
+
+        return self._write_occurrence(
+            items, new, series_version=series_version, max_pending=max_pending
+        )
+
+    def _write_occurrence(
+        self,
+        build: Callable[[], list[dict[str, Any]]],
+        post: Post,
+        *,
+        series_version: int,
+        max_pending: int,
+    ) -> bool:
+        assert post.series_id is not None
+        check = {
+            "ConditionCheck": {
+                "TableName": self._posts_name,
+                "Key": {"pk": keys.series_pk(post.series_id), "sk": keys.SERIES_SK},
+                "ConditionExpression": "#v = :v AND #s = :active",
+                "ExpressionAttributeNames": {"#v": "version", "#s": "status"},
+                "ExpressionAttributeValues": {
+                    ":v": series_version,
+                    ":active": SeriesStatus.ACTIVE.value,
+                },
+            }
+        }
+        for attempt in (1, 2):
+            try:
+                self._transact([*build(), check])
+                return True
+            except ClientError as exc:
+                if not _is_cancelled(exc):
+                    raise
+                reasons = _reasons(exc)
+                if reasons[-1:] == ["ConditionalCheckFailed"]:
+                    raise SeriesChangedError("the recurring schedule changed meanwhile") from exc
+                if reasons[:1] == ["ConditionalCheckFailed"]:
+                    return False  # the post exists, or changed: never written twice
+                if reasons[-2:-1] != ["ConditionalCheckFailed"]:
+                    raise
+                if attempt == 1:
+                    self._posts.fold_releases(post.owner)
+                    continue
+                raise LimitExceededError(
+                    f"MAX_PENDING_POSTS ({max_pending}) scheduled posts reached"
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -------------------------------------------------------------- internals
+
+    def _index_puts(self, series: Series) -> list[dict[str, Any]]:
+        where = series.index_keys()
+        if where is None or series.extend_at is None:
+            return []
+        return [
+            {
+                "Put": {
+                    "TableName": self._due_name,
+                    "Item": {
+                        "bucket": where[0],
+                        "due": where[1],
+                        "series_id": series.series_id,
+                        "extend_at": format_instant(series.extend_at),
+                        "shard": series.shard,
+                    },
+                }
+            }
+        ]
+
+    def _count_update(self, owner: str, delta: int, *, max_series: int = 0) -> dict[str, Any]:
+        update: dict[str, Any] = {
+            "TableName": self._posts_name,
+            "Key": {"pk": keys.owner_pk(owner), "sk": keys.SERIES_COUNT_SK},
+            "UpdateExpression": "ADD #o :d",
+            "ExpressionAttributeNames": {"#o": "open"},
+            "ExpressionAttributeValues": {":d": delta},
+        }
+        if delta > 0:
+            update["ConditionExpression"] = "attribute_not_exists(#o) OR #o < :max"
+            update["ExpressionAttributeValues"][":max"] = max_series
+        return {"Update": update}
+
+    def _transact(self, items: list[dict[str, Any]]) -> None:
+        client = self._resource.meta.client
+        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+            try:
+                client.transact_write_items(TransactItems=items)
+                return
+            except ClientError as exc:
+                reasons = _reasons(exc)
+                retry = (
+                    _is_cancelled(exc)
+                    and "TransactionConflict" in reasons
+                    and "ConditionalCheckFailed" not in reasons
+                    and attempt < TRANSACTION_ATTEMPTS
+                )
+                if not retry:
+                    raise

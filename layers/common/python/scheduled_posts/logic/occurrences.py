@@ -1,0 +1,154 @@
+"""A series' own changes to its occurrence posts (issue 13): after an edit, pause or delete,
+cancel the not-yet-claimed, not-detached occurrences the series no longer has, and give the
+kept ones the new post fields. Used by the API (at once) and the materializer (to finish a
+change whose request stopped halfway: the series keeps ``superseded`` until it is done).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from scheduled_posts import keys, recurrence
+from scheduled_posts.clock import Clock, epoch_seconds
+from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.errors import NotFoundError, StateConflictError, VersionConflictError
+from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
+from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
+from scheduled_posts.models.series import Series, SeriesStatus
+from scheduled_posts.observability import logger
+from scheduled_posts.settings import Settings
+
+#: How far past ``now + RECURRENCE_HORIZON_HOURS`` a change looks for occurrences a racing
+#: materializer (whose clock may be a little ahead) could have written.
+_EDIT_SLACK = timedelta(minutes=5)
+
+
+class Stores(Protocol):
+    """What these functions need: the posts, the settings and the clock."""
+
+    @property
+    def posts(self) -> PostRepository: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+
+def candidates(series: Series, now: datetime, deps: Stores) -> list[Post]:
+    """The not-yet-claimed, not-detached occurrence posts of ``series`` from ``now`` that
+    may exist: its occurrences up to the later of ``materialized_through`` and the horizon
+    (where a racing run could have written), each read strongly consistent (a GSI could miss
+    one written a moment ago)."""
+    settings = deps.settings
+    through = max(
+        series.materialized_through,
+        now + timedelta(hours=settings.RECURRENCE_HORIZON_HOURS) + _EDIT_SLACK,
+    )
+    found: list[Post] = []
+    for occurrence in recurrence.iter_occurrences(series.rule, not_before=now):
+        if occurrence.occurrence_at > through or len(found) >= 2 * settings.RECURRENCE_MAX_AHEAD:
+            break
+        schedule_id = recurrence.occurrence_schedule_id(series.series_id, occurrence.occurrence_at)
+        post = deps.posts.get(schedule_id)
+        if (
+            post is not None
+            and post.series_id == series.series_id
+            and post.status == PostStatus.SCHEDULED
+            and not post.detached
+        ):
+            found.append(post)
+    return found
+
+
+def _late(post: Post, now: datetime, settings: Settings) -> bool:
+    margin = settings.LOOKAHEAD_SECONDS + keys.LATE_MARGIN_SECONDS
+    return post.publish_at <= now + timedelta(seconds=margin)
+
+
+def cancel(post: Post, reason: OccurrenceCancelReason, deps: Stores) -> bool:
+    """Cancel one not-yet-claimed occurrence for its series (it stays attached); ``False``
+    when it was claimed or changed meanwhile (then it is no longer the series' to change)."""
+    now, settings = deps.clock.now(), deps.settings
+    new = post.model_copy(
+        update={
+            "status": PostStatus.CANCELLED,
+            "version": post.version + 1,
+            "updated_at": now,
+            "deliveries": {
+                cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
+                for cid, d in post.deliveries.items()
+            },
+            "status_reason": reason.value,
+            "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
+        },
+        deep=True,
+    )
+    try:
+        deps.posts.replace(post, new, old_late=_late(post, now, settings), new_late=False)
+    except (StateConflictError, VersionConflictError, NotFoundError):
+        return False
+    try:
+        release_pending(deps.posts.posts_table, owner=post.owner, schedule_id=post.schedule_id)
+    except Exception:  # over-counts (safe side); the reconciler repairs it
+        logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
+    return True
+
+
+def _update(post: Post, series: Series, deps: Stores) -> None:
+    """Give a not-yet-claimed occurrence the series' post fields (version + 1)."""
+    now, settings = deps.clock.now(), deps.settings
+    new = post.model_copy(
+        update={
+            "content": series.content,
+            "media_ids": list(series.media_ids),
+            "channel_ids": list(series.channel_ids),
+            "deliveries": {
+                cid: post.deliveries.get(cid) or Delivery(channel_id=cid)
+                for cid in series.channel_ids
+            },
+            "version": post.version + 1,
+            "updated_at": now,
+        },
+        deep=True,
+    )
+    late = _late(post, now, settings)
+    try:
+        deps.posts.replace(post, new, old_late=late, new_late=late)
+    except (StateConflictError, VersionConflictError, NotFoundError):
+        return  # claimed (it fires as it was) or detached meanwhile
+
+
+def apply_change(old: Series, new: Series, *, reason: OccurrenceCancelReason, deps: Stores) -> int:
+    """After ``new`` was saved: cancel the old series' occurrences the new one does not keep
+    (all of them when it is no longer active) and update the kept ones' post fields.
+    Returns how many were cancelled."""
+    now = deps.clock.now()
+    found = candidates(old, now, deps)
+    if not found:
+        return 0
+    keep: set[datetime] = set()
+    if new.status == SeriesStatus.ACTIVE:
+        last = max(p.publish_at for p in found)
+        for occurrence in recurrence.iter_occurrences(new.rule, not_before=now):
+            if occurrence.occurrence_at > last:
+                break
+            keep.add(occurrence.occurrence_at)
+        if new.ends_at is not None:
+            keep = {k for k in keep if k <= new.ends_at}
+        keep = {k for k in keep if k >= new.starts_at}
+    fields_changed = (old.content, old.media_ids, old.channel_ids) != (
+        new.content,
+        new.media_ids,
+        new.channel_ids,
+    )
+    cancelled = 0
+    for post in found:
+        if post.occurrence_at not in keep:
+            cancelled += cancel(post, reason, deps)
+        elif fields_changed:
+            _update(post, new, deps)
+    return cancelled

@@ -1,0 +1,269 @@
+"""The recurring-schedule API (issue 13): create, read, list, edit, pause, resume, delete, and
+occurrences that are ordinary posts (detached when edited or cancelled by hand)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from scheduled_posts.logic import occurrences
+from tests.integration.recurring.conftest import World
+
+SERIES = "/v1/recurring-schedules"
+
+
+def test_create_series_returns_201_shape_etag_and_next_five(world: World) -> None:
+    answer = world.alice.post(
+        SERIES,
+        {
+            "content": "hi",
+            "channel_ids": [world.channel],
+            "timezone": "America/Los_Angeles",
+            "cron": "0 3 * * *",
+        },
+    )
+
+    body = answer.json
+    assert answer.status == 201
+    assert answer.headers["ETag"] == '"1"'
+    assert (body["status"], body["version"], body["stopped_reason"]) == ("active", 1, None)
+    assert body["materialized_through"] == "2026-12-01T12:00:00.000Z"
+    assert [o["local_time"] for o in body["next_occurrences"]] == [
+        "2026-11-30T03:00:00-08:00",
+        "2026-12-01T03:00:00-08:00",
+        "2026-12-02T03:00:00-08:00",
+        "2026-12-03T03:00:00-08:00",
+        "2026-12-04T03:00:00-08:00",
+    ]
+
+
+def test_create_series_first_occurrence_two_minutes_away_exists_at_once(world: World) -> None:
+    series = world.create(cron="2 12 * * *")
+
+    posts = world.posts(series["series_id"])
+
+    assert posts[0]["publish_at"] == "2026-11-29T12:02:00.000Z"
+    assert posts[0]["series_id"] == series["series_id"]
+    assert posts[0]["occurrence_at"] == "2026-11-29T12:02:00.000Z"
+    assert posts[0]["detached"] is False
+
+
+def test_occurrence_is_an_ordinary_post(world: World) -> None:
+    series = world.create()
+    first = world.posts(series["series_id"])[0]
+
+    answer = world.alice.get(f"/v1/scheduled-posts/{first['schedule_id']}")
+
+    assert answer.status == 200
+    assert answer.json["content"] == "hello"
+
+
+def test_get_list_and_occurrences(world: World) -> None:
+    series = world.create()
+    sid = series["series_id"]
+
+    got = world.alice.get(f"{SERIES}/{sid}")
+    listed = world.alice.get(SERIES)
+    occurrences = world.alice.get(f"{SERIES}/{sid}/occurrences", query={"limit": "3"})
+
+    assert got.json == series
+    assert [s["series_id"] for s in listed.json["items"]] == [sid]
+    items = occurrences.json["items"]
+    assert [i["status"] for i in items] == ["scheduled", "scheduled", None]
+    assert items[2]["schedule_id"] is None
+    assert items[0]["schedule_id"] == world.posts(sid)[0]["schedule_id"]
+
+
+def test_another_users_series_is_404(world: World) -> None:
+    sid = world.create()["series_id"]
+
+    answers = [
+        world.bob.get(f"{SERIES}/{sid}"),
+        world.bob.patch(f"{SERIES}/{sid}", {"content": "x"}),
+        world.bob.post(f"{SERIES}/{sid}/pause"),
+        world.bob.delete(f"{SERIES}/{sid}"),
+        world.bob.get(f"{SERIES}/{sid}/occurrences"),
+    ]
+
+    assert [a.status for a in answers] == [404] * 5
+    assert world.bob.get("/v1/scheduled-posts", query={"series_id": sid}).json["items"] == []
+
+
+def test_create_with_another_users_channel_is_422(world: World) -> None:
+    answer = world.bob.post(
+        SERIES,
+        {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"},
+    )
+
+    assert answer.status == 422
+    assert answer.json["errors"][0]["type"] == "channel_not_found"
+
+
+def test_create_over_max_series_per_user_is_422(make_world: Callable[..., World]) -> None:
+    world = make_world(MAX_SERIES_PER_USER=2)
+    world.create()
+    world.create()
+
+    answer = world.alice.post(
+        SERIES,
+        {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"},
+    )
+
+    assert answer.status == 422
+    assert answer.json["errors"][0]["type"] == "series_limit"
+
+
+def test_deleted_series_frees_a_slot(make_world: Callable[..., World]) -> None:
+    world = make_world(MAX_SERIES_PER_USER=1)
+    sid = world.create()["series_id"]
+
+    world.alice.delete(f"{SERIES}/{sid}")
+
+    assert world.create()["status"] == "active"
+
+
+def test_create_with_idempotency_key_twice_creates_one(world: World) -> None:
+    body = {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"}
+    headers = {"Idempotency-Key": "k1"}
+
+    first = world.alice.post(SERIES, body, headers=headers)
+    second = world.alice.post(SERIES, body, headers=headers)
+
+    assert (first.status, second.status) == (201, 201)
+    assert first.json["series_id"] == second.json["series_id"]
+    assert len(world.alice.get(SERIES).json["items"]) == 1
+
+
+def test_create_invalid_rule_is_422_like_preview(world: World) -> None:
+    answer = world.alice.post(
+        SERIES,
+        {"content": "x", "channel_ids": [world.channel], "timezone": "EST", "cron": "0 9 31 2 *"},
+    )
+
+    assert answer.status == 422
+    assert answer.json["errors"][0]["type"] == "timezone_not_iana"
+
+
+# ------------------------------------------------------------------ edits
+
+
+def test_patch_content_applies_to_not_yet_claimed_occurrences(world: World) -> None:
+    sid = world.create()["series_id"]
+
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"content": "new"}, headers={"If-Match": '"1"'})
+
+    assert answer.status == 200
+    assert answer.headers["ETag"] == '"2"'
+    assert {p["content"] for p in world.posts(sid, "scheduled")} == {"new"}
+
+
+def test_patch_stale_if_match_is_412(world: World) -> None:
+    sid = world.create()["series_id"]
+
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"content": "new"}, headers={"If-Match": '"7"'})
+
+    assert answer.status == 412
+
+
+def test_patch_rule_cancels_old_occurrences_and_materializes_new(world: World) -> None:
+    sid = world.create(cron="0 9 * * *")["series_id"]
+
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"cron": "30 18 * * *"})
+
+    assert answer.status == 200
+    assert world.publish_times(sid) == [
+        "2026-11-29T18:30:00.000Z",
+        "2026-11-30T18:30:00.000Z",
+    ]
+    cancelled = world.posts(sid, "cancelled")
+    assert [p["publish_at"] for p in cancelled] == [
+        "2026-11-30T09:00:00.000Z",
+        "2026-12-01T09:00:00.000Z",
+    ]
+
+
+def test_patch_rule_keeps_occurrences_the_new_rule_still_has(world: World) -> None:
+    sid = world.create(cron="0 9 * * *")["series_id"]
+    before = {p["schedule_id"] for p in world.posts(sid, "scheduled")}
+
+    world.alice.patch(f"{SERIES}/{sid}", {"cron": "0 9,21 * * *", "content": "both"})
+
+    after = world.posts(sid, "scheduled")
+    assert before <= {p["schedule_id"] for p in after}
+    assert {p["content"] for p in after} == {"both"}
+    assert world.posts(sid, "cancelled") == []
+
+
+def test_edited_occurrence_is_detached_and_left_alone(world: World) -> None:
+    sid = world.create()["series_id"]
+    first = world.posts(sid)[0]
+
+    edited = world.alice.patch(f"/v1/scheduled-posts/{first['schedule_id']}", {"content": "mine"})
+    world.alice.patch(f"{SERIES}/{sid}", {"content": "series"})
+
+    mine = world.alice.get(f"/v1/scheduled-posts/{first['schedule_id']}").json
+    assert edited.json["detached"] is True
+    assert mine["content"] == "mine"
+
+
+def test_cancelled_occurrence_is_never_created_again(world: World) -> None:
+    sid = world.create()["series_id"]
+    first = world.posts(sid)[0]
+
+    world.alice.delete(f"/v1/scheduled-posts/{first['schedule_id']}")
+    world.alice.patch(f"{SERIES}/{sid}", {"cron": "0 9 * * *", "content": "again"})
+    world.clock.advance(3600)
+    world.materialize()
+
+    post = world.alice.get(f"/v1/scheduled-posts/{first['schedule_id']}").json
+    assert (post["status"], post["detached"]) == ("cancelled", True)
+
+
+def test_pause_cancels_and_resume_materializes_from_now(world: World) -> None:
+    sid = world.create()["series_id"]
+
+    paused = world.alice.post(f"{SERIES}/{sid}/pause")
+    scheduled_while_paused = world.posts(sid, "scheduled")
+    world.clock.advance(86_400)  # 2026-11-30T12:00Z: the 09:00 occurrence passed while paused
+    resumed = world.alice.post(f"{SERIES}/{sid}/resume")
+
+    assert (paused.json["status"], paused.json["next_occurrences"]) == ("paused", [])
+    assert scheduled_while_paused == []
+    assert resumed.json["status"] == "active"
+    assert world.publish_times(sid) == ["2026-12-01T09:00:00.000Z", "2026-12-02T09:00:00.000Z"]
+
+
+def test_delete_cancels_not_yet_claimed_and_ends_the_series(world: World) -> None:
+    sid = world.create()["series_id"]
+
+    answer = world.alice.delete(f"{SERIES}/{sid}")
+    world.clock.advance(3 * 86_400)
+    world.materialize()
+
+    assert answer.json["status"] == "cancelled"
+    assert world.posts(sid, "scheduled") == []
+    assert world.alice.patch(f"{SERIES}/{sid}", {"content": "x"}).status == 409
+
+
+def test_patch_that_stops_halfway_is_finished_by_the_materializer(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid = world.create(cron="0 9 * * *")["series_id"]
+    original = occurrences.apply_change
+
+    def crash(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("the request stopped here (test)")
+
+    monkeypatch.setattr(occurrences, "apply_change", crash)
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"cron": "30 18 * * *"})
+    monkeypatch.setattr(occurrences, "apply_change", original)
+    world.clock.advance(120)  # past the watermark margin
+    world.materialize()
+
+    assert answer.status == 500
+    assert world.publish_times(sid) == [
+        "2026-11-29T18:30:00.000Z",
+        "2026-11-30T18:30:00.000Z",
+    ]
+    assert len(world.posts(sid, "cancelled")) == 2

@@ -1,0 +1,314 @@
+"""Materialization on a simulated clock (issue 13): occurrences become ordinary posts ahead of
+time, with the DST rule, bounds, the horizon, and exactly once under crashes and races."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+import pytest
+
+from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.data.series import SeriesRepository
+from tests.integration.recurring.conftest import World
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+# ------------------------------------------------------------------ DST examples
+
+
+def test_materialize_los_angeles_spring_forward(world: World) -> None:
+    world.clock.travel_to(at("2026-03-07T08:00:00Z"))
+    series = world.create(cron="30 2 * * *", timezone="America/Los_Angeles")
+
+    first = world.publish_times(series["series_id"])
+    world.clock.advance(86_400)
+    world.materialize()
+
+    assert first == ["2026-03-07T10:30:00.000Z", "2026-03-08T10:00:00.000Z"]
+    assert world.publish_times(series["series_id"]) == [
+        "2026-03-07T10:30:00.000Z",
+        "2026-03-08T10:00:00.000Z",
+        "2026-03-09T09:30:00.000Z",
+    ]
+
+
+def test_materialize_new_york_fall_back(world: World) -> None:
+    world.clock.travel_to(at("2026-10-31T04:00:00Z"))
+    series = world.create(cron="30 1 * * *", timezone="America/New_York")
+
+    world.clock.advance(86_400)
+    world.materialize()
+
+    assert world.publish_times(series["series_id"]) == [
+        "2026-10-31T05:30:00.000Z",
+        "2026-11-01T05:30:00.000Z",
+        "2026-11-02T06:30:00.000Z",
+    ]
+
+
+def test_materialize_amsterdam_monday_keeps_local_time(world: World) -> None:
+    world.clock.travel_to(at("2026-10-18T12:00:00Z"))
+    series = world.create(cron="0 8 * * 1", timezone="Europe/Amsterdam")
+
+    world.clock.advance(7 * 86_400)
+    world.materialize()
+
+    assert world.publish_times(series["series_id"]) == [
+        "2026-10-19T06:00:00.000Z",
+        "2026-10-26T07:00:00.000Z",
+    ]
+
+
+def test_materialize_feb_29_waits_for_the_leap_year(world: World) -> None:
+    series = world.create(cron="0 9 29 2 *")
+
+    assert world.publish_times(series["series_id"]) == []
+    assert series["next_occurrences"][0]["occurrence_at"] == "2028-02-29T09:00:00.000Z"
+
+    world.clock.travel_to(at("2028-02-27T09:00:00Z"))
+    world.materialize()
+
+    assert world.publish_times(series["series_id"]) == ["2028-02-29T09:00:00.000Z"]
+
+
+# ------------------------------------------------------------------ rules and bounds
+
+
+def test_materialize_weekday_slots(world: World) -> None:
+    # 2026-11-29 12:00Z is a Sunday; Friday 2026-12-04 to Monday 2026-12-07 skips the weekend.
+    series = world.create(
+        slots=[{"days": ["mon", "tue", "wed", "thu", "fri"], "times": ["09:30"]}],
+        timezone="America/New_York",
+    )
+
+    for _ in range(7):
+        world.clock.advance(86_400)
+        world.materialize()
+
+    assert world.publish_times(series["series_id"]) == [
+        "2026-11-30T14:30:00.000Z",
+        "2026-12-01T14:30:00.000Z",
+        "2026-12-02T14:30:00.000Z",
+        "2026-12-03T14:30:00.000Z",
+        "2026-12-04T14:30:00.000Z",
+        "2026-12-07T14:30:00.000Z",
+    ]
+
+
+def test_materialize_max_occurrences_ends_the_series(world: World) -> None:
+    series = world.create(cron="0 9 * * *", max_occurrences=3)
+
+    for _ in range(4):
+        world.clock.advance(86_400)
+        world.materialize()
+
+    times = [p["publish_at"] for p in world.posts(series["series_id"])]
+    answer = world.alice.get(f"/v1/recurring-schedules/{series['series_id']}")
+    assert times == [
+        "2026-11-30T09:00:00.000Z",
+        "2026-12-01T09:00:00.000Z",
+        "2026-12-02T09:00:00.000Z",
+    ]
+    assert answer.json["status"] == "ended"
+
+
+def test_materialize_ends_at_stops_at_the_bound(world: World) -> None:
+    series = world.create(cron="0 9 * * *", ends_at="2026-12-02T09:00:00Z")
+
+    for _ in range(4):
+        world.clock.advance(86_400)
+        world.materialize()
+
+    times = [p["publish_at"] for p in world.posts(series["series_id"])]
+    assert times[-1] == "2026-12-02T09:00:00.000Z"
+    assert len(times) == 3
+
+
+def test_materialize_count_limit_keeps_at_most_max_ahead(make_world) -> None:  # type: ignore[no-untyped-def]
+    world = make_world(RECURRENCE_MAX_AHEAD=4)
+
+    series = world.create(cron="*/5 * * * *")
+
+    assert world.publish_times(series["series_id"]) == [
+        "2026-11-29T12:00:00.000Z",
+        "2026-11-29T12:05:00.000Z",
+        "2026-11-29T12:10:00.000Z",
+        "2026-11-29T12:15:00.000Z",
+    ]
+
+
+def test_materialize_refills_when_half_the_buffer_fired(make_world) -> None:  # type: ignore[no-untyped-def]
+    world = make_world(RECURRENCE_MAX_AHEAD=4)
+    series = world.create(cron="*/5 * * * *")
+
+    world.clock.advance(5 * 60)  # one of four fired: not yet due
+    early = world.materialize()
+    world.clock.advance(5 * 60)  # two of four: due
+    due = world.materialize()
+
+    assert (early.series_read, due.series_extended) == (0, 1)
+    times = [p["publish_at"] for p in world.posts(series["series_id"])]
+    assert times[-1] == "2026-11-29T12:25:00.000Z"
+    assert len(times) == 6
+
+
+def test_materializer_reads_only_series_due_for_extension(world: World) -> None:
+    for _ in range(3):
+        world.create(cron="0 9 * * *")
+
+    world.clock.advance(3600)  # nothing enters the 48 h horizon before 09:00 + 1 day - 48 h
+    result = world.materialize()
+
+    assert result.series_read == 0
+
+
+def test_materialize_never_back_fills_after_an_outage(world: World) -> None:
+    series = world.create(cron="0 9 * * *")
+
+    world.clock.advance(5 * 86_400)  # the materializer was down for five days
+    world.materialize()
+
+    scheduled = world.publish_times(series["series_id"])
+    assert scheduled == [
+        "2026-11-30T09:00:00.000Z",  # written at create
+        "2026-12-01T09:00:00.000Z",
+        "2026-12-05T09:00:00.000Z",  # written after the outage: 12-02 to 12-04 never
+        "2026-12-06T09:00:00.000Z",
+    ]
+
+
+# ------------------------------------------------------------------ exactly once
+
+
+def test_materialize_crash_halfway_then_rerun_writes_each_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    series = world.create(cron="0 9 * * *")
+    world.clock.advance(4 * 86_400 + 3600)
+    original = SeriesRepository.create_occurrence
+    calls = {"n": 0}
+
+    def crash_on_second(self, post, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("crash (test)")
+        return original(self, post, **kwargs)
+
+    monkeypatch.setattr(SeriesRepository, "create_occurrence", crash_on_second)
+    crashed = world.materialize()
+    monkeypatch.setattr(SeriesRepository, "create_occurrence", original)
+    world.materialize()
+
+    times = world.publish_times(series["series_id"])
+    assert crashed.failures == 1
+    assert times == [
+        "2026-11-30T09:00:00.000Z",
+        "2026-12-01T09:00:00.000Z",
+        "2026-12-04T09:00:00.000Z",
+        "2026-12-05T09:00:00.000Z",
+    ]
+    assert PostRepository(
+        posts_table_name=world.settings.POSTS_TABLE_NAME,
+        due_table_name=world.settings.DUE_INDEX_TABLE_NAME,
+    ).pending_count("alice") == len(times)
+
+
+def test_materialize_twice_at_once_writes_each_once(world: World) -> None:
+    series = world.create(cron="0 9 * * *")
+    world.clock.advance(4 * 86_400 + 3600)
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            world.materialize()
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    times = world.publish_times(series["series_id"])
+    assert errors == []
+    assert times == [
+        "2026-11-30T09:00:00.000Z",
+        "2026-12-01T09:00:00.000Z",
+        "2026-12-04T09:00:00.000Z",
+        "2026-12-05T09:00:00.000Z",
+    ]
+    assert PostRepository(
+        posts_table_name=world.settings.POSTS_TABLE_NAME,
+        due_table_name=world.settings.DUE_INDEX_TABLE_NAME,
+    ).pending_count("alice") == len(times)
+
+
+def test_materialize_pending_limit_stops_the_series_visibly(make_world) -> None:  # type: ignore[no-untyped-def]
+    world = make_world(MAX_PENDING_POSTS=3)
+
+    series = world.create(cron="*/5 * * * *")
+    answer = world.alice.get(f"/v1/recurring-schedules/{series['series_id']}")
+
+    assert len(world.posts(series["series_id"])) == 3
+    assert answer.json["status"] == "active"
+    assert answer.json["stopped_reason"] == "pending_limit"
+
+
+def test_materialize_refills_up_to_the_pending_limit_when_a_slot_frees(make_world) -> None:  # type: ignore[no-untyped-def]
+    world = make_world(MAX_PENDING_POSTS=3)
+    series = world.create(cron="*/5 * * * *")
+    first = world.posts(series["series_id"])[0]
+
+    world.alice.delete(f"/v1/scheduled-posts/{first['schedule_id']}")
+    world.clock.advance(world.settings.MATERIALIZE_INTERVAL_SECONDS)
+    world.materialize()
+
+    answer = world.alice.get(f"/v1/recurring-schedules/{series['series_id']}")
+    assert len(world.posts(series["series_id"], "scheduled")) == 3
+    assert answer.json["stopped_reason"] == "pending_limit"
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_rule_edit_racing_the_materializer_leaves_nothing_under_the_old_rule(
+    world: World, round_: int
+) -> None:
+    series = world.create(cron="0 9 * * *")
+    sid = series["series_id"]
+    world.clock.advance(2 * 86_400 + 3600)  # the materializer has occurrences to write
+    barrier = threading.Barrier(2)
+    answers: list[int] = []
+    errors: list[BaseException] = []
+
+    def materialize() -> None:
+        try:
+            barrier.wait()
+            for _ in range(1 + round_):
+                world.materialize()
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    def edit() -> None:
+        barrier.wait()
+        answers.append(
+            world.alice.patch(f"/v1/recurring-schedules/{sid}", {"cron": "30 18 * * *"}).status
+        )
+
+    threads = [threading.Thread(target=materialize), threading.Thread(target=edit)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    world.materialize()
+
+    now = world.clock.now()
+    upcoming = [p for p in world.posts(sid, "scheduled") if at(p["publish_at"]) >= now]
+    assert (answers, errors) == ([200], [])
+    assert upcoming
+    assert {p["publish_at"][11:] for p in upcoming} == {"18:30:00.000Z"}
