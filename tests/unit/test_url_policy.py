@@ -263,3 +263,17 @@ def test_origin_allowed_ipv6_compares_by_value() -> None:
 
 def test_origin_allowed_malformed_entry_matches_nothing() -> None:
     assert not origin_allowed("http", "127.0.0.1", 80, ["127.0.0.1", "http://[::1", ""])
+
+
+def test_settings_allowed_origins_join_outbound_and_the_old_webhook_name() -> None:
+    from scheduled_posts.settings import Settings
+
+    settings = Settings(
+        OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1, http://localhost:8",
+        WEBHOOK_ALLOWED_ORIGINS="http://127.0.0.1,http://old.example",
+    )
+    assert settings.allowed_origins == (
+        "http://127.0.0.1",
+        "http://localhost:8",
+        "http://old.example",
+    )

@@ -133,7 +133,9 @@ class Urllib3Transport:
     Connects to the checked IP address, sends the real ``Host`` header, verifies the server
     certificate against the host name with SNI, never retries, never follows redirects, does
     not decode content encodings (no decompression bomb), and reads at most
-    ``max_response_bytes``. ``ca_certs`` (a PEM path) replaces the system trust store (tests).
+    ``max_response_bytes``. ``method`` is ``POST`` for webhooks; the network adapters
+    (``platforms/http.py``) also send ``GET``. ``ca_certs`` (a PEM path) replaces the system
+    trust store (tests).
     """
 
     def __init__(
@@ -149,6 +151,8 @@ class Urllib3Transport:
         body: bytes,
         headers: Mapping[str, str],
         timeout: float,
+        *,
+        method: str = "POST",
     ) -> TransportResponse:
         deadline = time.monotonic() + timeout
         pool: urllib3.HTTPConnectionPool
@@ -169,7 +173,7 @@ class Urllib3Transport:
             )
         try:
             response = pool.urlopen(
-                "POST",
+                method,
                 destination.target,
                 body=body,
                 headers=dict(headers),
@@ -283,7 +287,8 @@ class WebhookAdapter:
     Parameters
     ----------
     settings
-        ``WEBHOOK_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
+        ``OUTBOUND_ALLOWED_ORIGINS`` (or ``WEBHOOK_ALLOWED_ORIGINS``) and
+        ``DELIVERY_TIMEOUT_SECONDS`` are used.
     transport
         Sends the request (default :class:`Urllib3Transport`); tests pass a fake receiver.
     resolver
