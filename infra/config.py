@@ -44,6 +44,7 @@ RESOURCE_SETTINGS = frozenset(
         "DISPATCH_DLQ_URL",
         "CURSOR_SECRET",
         "CURSOR_SECRET_ARN",
+        "CREDENTIALS_KEY_ID",
     }
 )
 
@@ -123,8 +124,11 @@ class StageConfig(BaseModel):
                 f"LOOKAHEAD_SECONDS must be > SWEEP_INTERVAL_SECONDS + {LOOKAHEAD_MARGIN_SECONDS}"
                 f" ({minimum}) and <= {SQS_MAX_DELAY_SECONDS}"
             )
-        if s.WEBHOOK_ALLOWED_ORIGINS:
-            raise ValueError("WEBHOOK_ALLOWED_ORIGINS must be empty in AWS (local testing only)")
+        if s.allowed_origins:
+            raise ValueError(
+                "OUTBOUND_ALLOWED_ORIGINS (and WEBHOOK_ALLOWED_ORIGINS) must be empty in AWS"
+                " (local testing only)"
+            )
         errors = sizing.worker_sizing_errors(self.worker_timeout_seconds, self.worker_batch_size, s)
         if errors:
             raise ValueError("; ".join(errors))

@@ -8,8 +8,9 @@ so moving a table in the construct tree never replaces it (and its data) in prod
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from scheduled_posts.tables import (
@@ -33,6 +34,9 @@ class DataConstruct(Construct):
     Attributes
     ----------
     posts, due_index, idempotency : aws_dynamodb.Table
+    credentials_key : aws_kms.Key
+        ``CredentialsKey``: its data keys seal network channel credentials and Bluesky
+        sessions (envelope encryption, ``data/credentials.py``); yearly rotation.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool) -> None:
@@ -41,6 +45,21 @@ class DataConstruct(Construct):
         self.posts = self._build_table(POSTS_TABLE)
         self.due_index = self._build_table(DUE_INDEX_TABLE)
         self.idempotency = self._build_table(IDEMPOTENCY_TABLE)
+        self.credentials_key = self._build_credentials_key()
+
+    def _build_credentials_key(self) -> kms.Key:
+        key = kms.Key(
+            self,
+            "CredentialsKey",
+            description="Seals channel credentials (Mastodon tokens, Bluesky app passwords)",
+            enable_key_rotation=True,
+            pending_window=Duration.days(30 if self._retain else 7),
+            removal_policy=RemovalPolicy.RETAIN if self._retain else RemovalPolicy.DESTROY,
+        )
+        cfn = key.node.default_child
+        assert isinstance(cfn, kms.CfnKey)
+        cfn.override_logical_id("CredentialsKey")  # replacing it would orphan every credential
+        return key
 
     def _build_table(self, definition: TableDef) -> dynamodb.Table:
         table = dynamodb.Table(

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_scheduler as scheduler
@@ -50,6 +51,7 @@ class DispatchConstruct(Construct):
         posts: dynamodb.ITable,
         due_index: dynamodb.ITable,
         idempotency: dynamodb.ITable,
+        credentials_key: kms.IKey,
         layer: lambda_.ILayerVersion,
         runtime: lambda_.Runtime,
         functions_root: Path,
@@ -77,6 +79,7 @@ class DispatchConstruct(Construct):
                 "POSTS_TABLE_NAME": posts.table_name,
                 "DUE_INDEX_TABLE_NAME": due_index.table_name,
                 "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
+                "CREDENTIALS_KEY_ID": credentials_key.key_arn,
                 **queue_env,
             },
             description="Claims and publishes posts from the dispatch queue",
@@ -111,6 +114,8 @@ class DispatchConstruct(Construct):
             description="Writes the next occurrences of recurring schedules as posts",
         )
         self._grant(posts=posts, due_index=due_index, idempotency=idempotency)
+        # Only the worker (and the API) open credentials; it also seals refreshed sessions.
+        credentials_key.grant(self.worker, "kms:Decrypt", "kms:GenerateDataKey")
         self._build_worker_source()
         settings = config.settings
         self._build_schedule("sweeper", self.sweeper, settings.SWEEP_INTERVAL_SECONDS)

@@ -117,13 +117,14 @@ def derived_cursor_secret(jwt_secret: str) -> str:
 def apply_service_defaults(environ: MutableMapping[str, str], config: LocalConfig) -> None:
     """Fill in the local defaults of service settings the user did not set.
 
-    ``WEBHOOK_ALLOWED_ORIGINS`` = ``http://127.0.0.1``; ``WEBHOOK_REFUSED_PORTS`` = the stack's
-    own API and embedded-AWS ports (issue 17: a channel must never call the service itself), added
-    to any the user set; ``CURSOR_SECRET`` derived from
+    ``OUTBOUND_ALLOWED_ORIGINS`` = ``http://127.0.0.1`` (webhook receivers and the network
+    stand-ins on loopback); ``WEBHOOK_REFUSED_PORTS`` = the stack's own API and embedded-AWS
+    ports (issue 17: a channel must never call the service itself), added to any the user set;
+    ``CURSOR_SECRET`` derived from
     ``LOCAL_JWT_SECRET``; Powertools quiet (WARNING logs, no EMF on stdout, no X-Ray).
     """
     defaults = {
-        "WEBHOOK_ALLOWED_ORIGINS": DEFAULT_ALLOWED_ORIGINS,
+        "OUTBOUND_ALLOWED_ORIGINS": DEFAULT_ALLOWED_ORIGINS,
         "CURSOR_SECRET": derived_cursor_secret(config.jwt_secret),
         "POWERTOOLS_SERVICE_NAME": "scheduled-posts",
         "POWERTOOLS_LOG_LEVEL": "WARNING",

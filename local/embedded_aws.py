@@ -322,7 +322,8 @@ def ensure_resources(
     """Create the stack's missing tables and queues on the server on ``port``
     (:func:`local.emulation.resources.ensure_resources`, with the local queue names).
 
-    Returns the queue settings: ``{"DISPATCH_QUEUE_URL": ..., "DISPATCH_DLQ_URL": ...}``.
+    Returns the queue settings and the credentials key: ``{"DISPATCH_QUEUE_URL": ...,
+    "DISPATCH_DLQ_URL": ..., "CREDENTIALS_KEY_ID": <KMS key ARN>}``.
     """
     dynamodb, sqs = _clients(port)
     created = resources.ensure_resources(
@@ -333,7 +334,19 @@ def ensure_resources(
         max_receive_count=max_receive_count,
         worker_timeout_seconds=worker_timeout_seconds,
     )
-    return {queue.settings_name: created[queue.settings_name] for queue in ALL_QUEUES}
+    settings = {queue.settings_name: created[queue.settings_name] for queue in ALL_QUEUES}
+    settings["CREDENTIALS_KEY_ID"] = resources.ensure_credentials_key(_kms(port))
+    return settings
+
+
+def _kms(port: int) -> Any:
+    session = boto3.session.Session(
+        aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
+        region_name=REGION,
+    )
+    return session.client("kms", endpoint_url=endpoint_url(port), config=_FAIL_FAST)
 
 
 def queue_arn(port: int, queue_url: str) -> str:
@@ -365,4 +378,5 @@ def resource_environment(port: int) -> dict[str, str]:
         env[queue.settings_name] = sqs.get_queue_url(QueueName=QUEUE_NAMES[queue.logical_id])[
             "QueueUrl"
         ]
+    env["CREDENTIALS_KEY_ID"] = resources.ensure_credentials_key(_kms(port))
     return env

@@ -41,7 +41,7 @@ MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 #: before the authorizer and without calling the Lambda.
 ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/channels": ("GET", "POST"),
-    "/v1/channels/{channel_id}": ("GET", "DELETE"),
+    "/v1/channels/{channel_id}": ("GET", "PATCH", "DELETE"),
     "/v1/channels/{channel_id}/rotate-secret": ("POST",),
     "/v1/scheduled-posts": ("GET", "POST"),
     "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),

@@ -2,7 +2,7 @@
 
 Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT authorizer):
 
-* ``POST/GET /v1/channels``, ``GET/DELETE /v1/channels/{channel_id}``
+* ``POST/GET /v1/channels``, ``GET/PATCH/DELETE /v1/channels/{channel_id}``
 * ``POST/GET /v1/scheduled-posts``,
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
@@ -56,6 +56,7 @@ from scheduled_posts.models.api import (
     ChannelCreated,
     ChannelList,
     ChannelOut,
+    ChannelPatch,
     ErasureStatus,
     GatewayMessage,
     PostCreate,
@@ -149,6 +150,7 @@ _ERROR_DOCS: dict[int, dict[str, Any]] = {
     415: {"description": "Not application/json, or a charset other than UTF-8", **_PROBLEM},
     422: {"description": "Validation failed (per-field errors)", **_PROBLEM},
     429: {"description": "MAX_PENDING_POSTS reached", **_PROBLEM},
+    502: {"description": "The network could not check the credentials; nothing stored", **_PROBLEM},
 }
 _COMMON = (400, 401, 404, 413, 415, 422)
 
@@ -190,13 +192,16 @@ def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
 
 @app.post(
     "/v1/channels",
-    summary="Create a channel (the signing secret is shown only here)",
+    summary="Create a channel (webhook, mastodon, bluesky); credentials are checked, never shown",
     responses=_responses(
         ChannelCreated,
         201,
-        "Created",
-        errors=(*_COMMON, 429),
-        overrides={429: "MAX_CHANNELS_PER_USER reached"},
+        "Created (a webhook's signing secret is shown only here)",
+        errors=(*_COMMON, 429, 502),
+        overrides={
+            422: "Validation failed, or the network refused the credentials",
+            429: "MAX_CHANNELS_PER_USER reached",
+        },
     ),
 )
 def create_channel(body: ChannelCreate) -> Response[ChannelCreated]:
@@ -208,6 +213,8 @@ def create_channel(body: ChannelCreate) -> Response[ChannelCreated]:
         settings=deps.settings,
         clock=deps.clock,
         resolver=deps.resolver,
+        checker=deps.credential_checker,
+        channel_secrets=deps.channel_secrets,
     )
     return Response(status_code=201, content_type=JSON, body=ChannelCreated.of_new(channel))
 
@@ -233,6 +240,30 @@ def list_channels(
 )
 def get_channel(channel_id: ChannelId) -> ChannelOut:
     channel = channel_logic.get_channel(_owner(), channel_id, channels=get_dependencies().channels)
+    return ChannelOut.of(channel)
+
+
+@app.patch(
+    "/v1/channels/<channel_id>",
+    summary="Change a channel's name, rate limit, webhook URL or credentials (checked again)",
+    responses=_responses(
+        ChannelOut,
+        errors=(*_COMMON, 502),
+        overrides={422: "Validation failed, or the network refused the credentials"},
+    ),
+)
+def update_channel(channel_id: ChannelId, body: ChannelPatch) -> ChannelOut:
+    deps = get_dependencies()
+    channel = channel_logic.update_channel(
+        _owner(),
+        channel_id,
+        body,
+        channels=deps.channels,
+        settings=deps.settings,
+        resolver=deps.resolver,
+        checker=deps.credential_checker,
+        channel_secrets=deps.channel_secrets,
+    )
     return ChannelOut.of(channel)
 
 

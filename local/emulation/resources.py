@@ -88,3 +88,20 @@ def ensure_resources(
         urls[queue.logical_id] = url
         settings[queue.settings_name] = url
     return settings
+
+
+#: The alias of the emulated credentials key (the stack's ``CredentialsKey``).
+CREDENTIALS_KEY_ALIAS = "alias/scheduled-posts-credentials"
+
+
+def ensure_credentials_key(kms: Any) -> str:
+    """The ARN of the KMS key that seals channel credentials (``CREDENTIALS_KEY_ID``), created
+    with its alias when missing, so a restarted ``make run`` on a kept embedded AWS opens what
+    it sealed before. ``kms`` is a boto3 KMS client pointed at the emulated AWS."""
+    for alias in kms.list_aliases()["Aliases"]:
+        if alias["AliasName"] == CREDENTIALS_KEY_ALIAS and alias.get("TargetKeyId"):
+            return str(kms.describe_key(KeyId=alias["TargetKeyId"])["KeyMetadata"]["Arn"])
+    key = kms.create_key(Description="scheduled-posts channel credentials")["KeyMetadata"]
+    kms.create_alias(AliasName=CREDENTIALS_KEY_ALIAS, TargetKeyId=key["KeyId"])
+    log.info("created KMS key %s", CREDENTIALS_KEY_ALIAS)
+    return str(key["Arn"])

@@ -13,6 +13,7 @@ EXPECTED_ROUTE_KEYS = {
     "GET /v1/channels",
     "POST /v1/channels",
     "GET /v1/channels/{channel_id}",
+    "PATCH /v1/channels/{channel_id}",
     "DELETE /v1/channels/{channel_id}",
     "POST /v1/channels/{channel_id}/rotate-secret",
     "GET /v1/scheduled-posts",

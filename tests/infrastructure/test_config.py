@@ -124,3 +124,8 @@ def test_layer_hash_ignores_bytecode(tmp_path: Path) -> None:
     (package / "pkg" / "__pycache__").mkdir()
     (package / "pkg" / "__pycache__" / "x.cpython-312.pyc").write_bytes(b"\0")
     assert source_hash(package, requirements, "3.12") == before
+
+
+def test_outbound_allowed_origins_refused_in_aws() -> None:
+    with pytest.raises(ValidationError, match="OUTBOUND_ALLOWED_ORIGINS"):
+        load_stage_config("dev", {"settings": {"OUTBOUND_ALLOWED_ORIGINS": "http://localhost"}})

@@ -16,7 +16,7 @@ import pytest
 import time_machine
 from moto import mock_aws
 
-from local.emulation.resources import ensure_resources
+from local.emulation.resources import ensure_credentials_key, ensure_resources
 from scheduled_posts.settings import Settings
 from scheduled_posts.sizing import visibility_timeout_seconds
 from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
@@ -65,6 +65,8 @@ def create_resources(prefix: str = "test", **overrides: Any) -> AwsResources:
         max_receive_count=overrides.get("MAX_RECEIVE_COUNT", Settings().MAX_RECEIVE_COUNT),
         worker_timeout_seconds=TEST_WORKER_TIMEOUT_SECONDS,
     )
+    kms = boto3.client("kms", region_name="us-east-1")
+    names["CREDENTIALS_KEY_ID"] = ensure_credentials_key(kms)
     names.setdefault("CURSOR_SECRET", "test-cursor-secret")
     names.update(overrides)
     return AwsResources(settings=Settings(**names), dynamodb=dynamodb, sqs=sqs)
@@ -75,3 +77,16 @@ def aws(clock: SimClock) -> Iterator[AwsResources]:
     """moto in-process with fresh tables and queues; runs under the simulated clock."""
     with mock_aws():
         yield create_resources()
+
+
+@pytest.fixture(scope="session")
+def local_pds() -> Iterator[Any]:
+    """The reference Bluesky PDS on 127.0.0.1 (``local/bluesky.py``), once per test session.
+
+    Installed by ``make pds-install`` (``make test`` runs it); a missing install fails the
+    tests that need it rather than skipping them.
+    """
+    from local.bluesky import LocalPds
+
+    with LocalPds() as running:
+        yield running

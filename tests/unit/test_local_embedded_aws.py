@@ -94,7 +94,7 @@ def test_apply_service_defaults_keeps_values_the_user_set() -> None:
     env = {"CURSOR_SECRET": "mine"}
     apply_service_defaults(env, LocalConfig())
     assert env["CURSOR_SECRET"] == "mine"
-    assert env["WEBHOOK_ALLOWED_ORIGINS"] == DEFAULT_ALLOWED_ORIGINS
+    assert env["OUTBOUND_ALLOWED_ORIGINS"] == DEFAULT_ALLOWED_ORIGINS
 
 
 def test_derived_cursor_secret_is_stable_and_not_the_jwt_secret() -> None:

@@ -305,3 +305,17 @@ def test_check_destination_refused_port_refused_even_for_allowed_origin(url: str
             resolver=FakeResolver({}),
             refused_ports=(8080, 4566),
         )
+
+
+def test_settings_allowed_origins_join_outbound_and_the_old_webhook_name() -> None:
+    from scheduled_posts.settings import Settings
+
+    settings = Settings(
+        OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1, http://localhost:8",
+        WEBHOOK_ALLOWED_ORIGINS="http://127.0.0.1,http://old.example",
+    )
+    assert settings.allowed_origins == (
+        "http://127.0.0.1",
+        "http://localhost:8",
+        "http://old.example",
+    )

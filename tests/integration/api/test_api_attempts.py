@@ -51,6 +51,8 @@ def test_list_attempts_returns_rows_in_start_order(alice: ApiClient, tables) -> 
         "outcome",
         "http_status",
         "error",
+        "remote_id",
+        "remote_url",
     }
 
 

@@ -25,7 +25,16 @@ def test_create_channel_valid_returns_201_with_secret(alice: ApiClient) -> None:
         "rate_limit_per_minute",
         "signing_secret",
         "created_at",
+        "status",
+        "status_reason",
+        "account",
+        "limits",
     }
+    assert (answer.json["status"], answer.json["account"], answer.json["limits"]) == (
+        "active",
+        None,
+        None,
+    )
 
 
 def test_get_channel_never_shows_the_secret(alice: ApiClient) -> None:

@@ -37,6 +37,7 @@ def test_create_post_valid_returns_201_shape_and_etag(alice: ApiClient, channel:
             "status": "pending",
             "attempts": 0,
             "remote_id": None,
+            "remote_url": None,
             "published_at": None,
             "last_error": None,
             "next_attempt_at": None,
@@ -58,7 +59,9 @@ def test_create_post_valid_returns_201_shape_and_etag(alice: ApiClient, channel:
         "series_id",
         "occurrence_at",
         "detached",
+        "language",
     }
+    assert body["language"] is None
 
 
 def test_get_post_returns_what_create_returned(alice: ApiClient, channel: str) -> None:

@@ -16,14 +16,17 @@ from typing import Any
 from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
+from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
+from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
 from scheduled_posts.logic.posts import PostDeps, Promoter
 from scheduled_posts.logic.series import SeriesDeps
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.observability import logger
+from scheduled_posts.platforms.http import MethodTransport
 from scheduled_posts.platforms.url_policy import Resolver, system_resolver
 from scheduled_posts.settings import Settings, get_settings
 
@@ -58,6 +61,20 @@ class ApiDependencies:
     #: Not ``dynamodb.meta.client``: a resource's client takes plain Python values, Powertools
     #: sends typed attribute values.
     idempotency_client: Any | None = None
+    #: The transport of the networks' credential checks (default: the production one).
+    outbound_transport: MethodTransport | None = None
+    #: A boto3 KMS client for sealing credentials (default: the process's).
+    kms: Any | None = None
+
+    @cached_property
+    def credential_checker(self) -> CredentialChecker:
+        return CredentialChecker(
+            self.settings, transport=self.outbound_transport, resolver=self.resolver
+        )
+
+    @cached_property
+    def channel_secrets(self) -> ChannelSecrets:
+        return ChannelSecrets(CredentialCipher(self.settings.CREDENTIALS_KEY_ID, kms=self.kms))
 
     @cached_property
     def posts(self) -> PostRepository:

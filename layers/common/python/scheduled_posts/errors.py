@@ -99,3 +99,11 @@ class QueueSendError(Exception):
     def __init__(self, message: str, *, sent: list[bool] | None = None) -> None:
         super().__init__(message)
         self.sent = list(sent or [])
+
+
+class NetworkUnavailableError(ServiceError):
+    """A network (Mastodon instance, Bluesky PDS) could not check credentials now: unreachable,
+    timed out, rate-limited or 5xx. Nothing was stored."""
+
+    status = 502
+    title = "Bad gateway"

@@ -38,6 +38,10 @@ class Settings(BaseModel):
     MAX_PENDING_POSTS: int = Field(1000, ge=1)
     MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
     WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
+    #: Origins (``scheme://host[:port]``) outbound calls (webhooks, Mastodon, Bluesky) may reach
+    #: over http or at private addresses (``platforms/url_policy.py``). ``WEBHOOK_ALLOWED_ORIGINS``
+    #: is its former name, still read: the two lists are joined.
+    OUTBOUND_ALLOWED_ORIGINS: str = ""
     WEBHOOK_ALLOWED_ORIGINS: str = ""
     #: Ports besides 443 a webhook URL on a public address may use ("8443,9443"; issue 17).
     WEBHOOK_ALLOWED_PORTS: str = ""
@@ -53,6 +57,8 @@ class Settings(BaseModel):
     #: Most channels per user (issue 17: one ``GET /v1/channels`` page must stay far below the
     #: 6 MB Lambda response quota).
     MAX_CHANNELS_PER_USER: int = Field(50, ge=1, le=10_000)
+    #: The KMS key (id or ARN) whose data keys seal channel credentials (``data/credentials.py``).
+    CREDENTIALS_KEY_ID: str = ""
     RETENTION_DAYS: int = Field(90, ge=1)
     SECRET_OVERLAP_SECONDS: int = Field(86_400, ge=0)
     DELIVERY_TIMEOUT_SECONDS: float = Field(10.0, gt=0, le=60)
@@ -73,7 +79,7 @@ class Settings(BaseModel):
     CURSOR_SECRET: str = ""
     CURSOR_SECRET_ARN: str = ""
 
-    @field_validator("WEBHOOK_ALLOWED_ORIGINS")
+    @field_validator("OUTBOUND_ALLOWED_ORIGINS", "WEBHOOK_ALLOWED_ORIGINS")
     @classmethod
     def _strip_origins(cls, value: str) -> str:
         return ",".join(part.strip() for part in value.split(",") if part.strip())
@@ -107,8 +113,10 @@ class Settings(BaseModel):
 
     @property
     def allowed_origins(self) -> tuple[str, ...]:
-        """``WEBHOOK_ALLOWED_ORIGINS`` split into ``scheme://host[:port]`` entries."""
-        return tuple(o for o in self.WEBHOOK_ALLOWED_ORIGINS.split(",") if o)
+        """``OUTBOUND_ALLOWED_ORIGINS`` and ``WEBHOOK_ALLOWED_ORIGINS`` split into
+        ``scheme://host[:port]`` entries, without repeats."""
+        joined = f"{self.OUTBOUND_ALLOWED_ORIGINS},{self.WEBHOOK_ALLOWED_ORIGINS}"
+        return tuple(dict.fromkeys(o for o in joined.split(",") if o))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

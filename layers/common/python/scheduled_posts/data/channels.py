@@ -7,19 +7,24 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
+from pydantic import BaseModel
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
 from scheduled_posts.errors import ChannelNotFoundError, LimitExceededError, StateConflictError
+from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel, PreviousSecret
 
 _CHANNEL_PREFIX = "CHANNEL#"
+#: Platforms whose channels carry an account, limits and sealed credentials (issue 12).
+NETWORK_PLATFORMS = frozenset({"mastodon", "bluesky"})
 
 
 def channel_to_item(channel: Channel) -> dict[str, Any]:
@@ -43,6 +48,17 @@ def channel_to_item(channel: Channel) -> dict[str, Any]:
         "previous_secrets": _secrets_to_item(channel.previous_secrets),
         "created_at": format_instant(channel.created_at),
     }
+    if channel.platform in NETWORK_PLATFORMS:
+        item.update(
+            {
+                "status": channel.status.value,
+                "status_reason": channel.status_reason,
+                "account": _compact(channel.account),
+                "limits": _compact(channel.limits),
+                "credentials": channel.credentials,
+                "session": channel.session,
+            }
+        )
     return item
 
 
@@ -66,6 +82,16 @@ def _secrets_from_item(value: Any) -> tuple[PreviousSecret, ...]:
     )
 
 
+def _compact(model: BaseModel | None) -> dict[str, Any] | None:
+    if model is None:
+        return None
+    return {k: v for k, v in model.model_dump().items() if v is not None}
+
+
+def _ints(value: Any) -> dict[str, Any]:
+    return {k: int(v) if isinstance(v, Decimal) else v for k, v in (value or {}).items()}
+
+
 def channel_from_item(item: dict[str, Any]) -> Channel:
     """A :class:`Channel` from its DynamoDB item."""
     rate = item.get("rate_limit_per_minute")
@@ -84,6 +110,12 @@ def channel_from_item(item: dict[str, Any]) -> Channel:
         ),
         previous_secrets=_secrets_from_item(item.get("previous_secrets")),
         created_at=instant_from_storage(item["created_at"]),
+        status=ChannelStatus(item.get("status") or ChannelStatus.ACTIVE),
+        status_reason=item.get("status_reason"),
+        account=ChannelAccount(**item["account"]) if item.get("account") else None,
+        limits=ChannelLimits(**_ints(item["limits"])) if item.get("limits") else None,
+        credentials=item.get("credentials"),
+        session=item.get("session"),
     )
 
 
@@ -184,6 +216,29 @@ class ChannelRepository:
         more = len(items) > limit
         return channels, (channels[-1].channel_id if more and channels else None)
 
+    def get_many(self, owner: str, channel_ids: Iterable[str]) -> dict[str, Channel]:
+        """``channel_id -> Channel`` for those of ``channel_ids`` that are ``owner``'s (at most
+        100 ids: one BatchGet, consistent reads)."""
+        wanted = list(dict.fromkeys(channel_ids))
+        if not wanted:
+            return {}
+        dynamodb = self._dynamodb or dynamodb_resource()
+        request: dict[str, Any] = {
+            self._table_name: {
+                "Keys": [{"pk": keys.owner_pk(owner), "sk": keys.channel_sk(c)} for c in wanted],
+                "ConsistentRead": True,
+            }
+        }
+        found: dict[str, Channel] = {}
+        for _ in range(10):
+            answer = dynamodb.batch_get_item(RequestItems=request)
+            for item in answer["Responses"].get(self._table_name, []):
+                found[item["channel_id"]] = channel_from_item(item)
+            request = answer.get("UnprocessedKeys") or {}
+            if not request:
+                break
+        return found
+
     def existing_ids(self, owner: str, channel_ids: Iterable[str]) -> set[str]:
         """Which of ``channel_ids`` are channels of ``owner`` (at most 100 ids: one BatchGet)."""
         wanted = list(dict.fromkeys(channel_ids))
@@ -249,6 +304,85 @@ class ChannelRepository:
                 raise StateConflictError("the secret was rotated meanwhile; try again") from exc
             raise
         return channel_from_item(response["Attributes"])
+
+    def replace(self, channel: Channel) -> None:
+        """Store ``channel`` over the existing one (``PATCH``: name, URL, credentials).
+
+        Raises
+        ------
+        ChannelNotFoundError
+            When the owner has no such channel (deleted meanwhile).
+        """
+        try:
+            self._table.put_item(
+                Item=channel_to_item(channel), ConditionExpression="attribute_exists(pk)"
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                raise ChannelNotFoundError("channel not found") from exc
+            raise
+
+    def _update_existing(
+        self, owner: str, channel_id: str, condition: str = "attribute_exists(pk)", **update: Any
+    ) -> bool:
+        try:
+            self._table.update_item(
+                Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
+                ConditionExpression=condition,
+                **update,
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def set_status(
+        self,
+        owner: str,
+        channel_id: str,
+        status: ChannelStatus,
+        *,
+        reason: str | None,
+        credentials: str | None = None,
+    ) -> bool:
+        """Set the channel's ``status`` and ``status_reason`` (and forget its cached session).
+
+        With ``credentials``, only while the channel still holds those sealed credentials, so a
+        refusal of the old credentials never marks a channel whose credentials were replaced
+        meanwhile. Returns False when the channel is gone or its credentials changed.
+        """
+        values: dict[str, Any] = {":status": status.value, ":reason": reason}
+        condition = "attribute_exists(pk)"
+        if credentials is not None:
+            condition += " AND credentials = :creds"
+            values[":creds"] = credentials
+        return self._update_existing(
+            owner,
+            channel_id,
+            condition=condition,
+            UpdateExpression="SET #status = :status, status_reason = :reason REMOVE #session",
+            ExpressionAttributeNames={"#status": "status", "#session": "session"},
+            ExpressionAttributeValues=values,
+        )
+
+    def put_session(self, owner: str, channel_id: str, sealed: str | None) -> bool:
+        """Cache a sealed Bluesky session on the channel (``None`` removes it); False when the
+        channel is gone."""
+        if sealed is None:
+            return self._update_existing(
+                owner,
+                channel_id,
+                UpdateExpression="REMOVE #session",
+                ExpressionAttributeNames={"#session": "session"},
+            )
+        return self._update_existing(
+            owner,
+            channel_id,
+            UpdateExpression="SET #session = :session",
+            ExpressionAttributeNames={"#session": "session"},
+            ExpressionAttributeValues={":session": sealed},
+        )
 
     def delete(self, owner: str, channel_id: str) -> None:
         """Delete the owner's channel and uncount it, in one transaction.

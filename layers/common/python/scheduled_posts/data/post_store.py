@@ -77,6 +77,10 @@ def attempt_item(schedule_id: str, attempt: Attempt, expires_at: int) -> dict[st
         item["http_status"] = attempt.http_status
     if attempt.error is not None:
         item["error"] = attempt.error
+    if attempt.remote_id is not None:
+        item["remote_id"] = attempt.remote_id
+    if attempt.remote_url is not None:
+        item["remote_url"] = attempt.remote_url
     if attempt.lag_seconds is not None:
         item["lag_seconds"] = Delivery(channel_id="-", lag_seconds=attempt.lag_seconds).to_item()[
             "lag_seconds"

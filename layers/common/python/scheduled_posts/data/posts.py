@@ -531,4 +531,6 @@ def attempt_from_item(item: dict[str, Any]) -> Attempt:
         http_status=int(http_status) if http_status is not None else None,
         error=item.get("error"),
         lag_seconds=float(item["lag_seconds"]) if item.get("lag_seconds") is not None else None,
+        remote_id=item.get("remote_id"),
+        remote_url=item.get("remote_url"),
     )

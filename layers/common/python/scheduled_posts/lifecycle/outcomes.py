@@ -156,8 +156,9 @@ def skipped(delivery: Delivery, *, number: int, started_at: datetime) -> Channel
 def final(
     post: Post, delivery: Delivery, started: Attempt, result: DeliveryResult, finished_at: datetime
 ) -> ChannelRound:
-    """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0) or
-    ``failed`` (the result's error, else ``HTTP <status>``)."""
+    """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0, and where
+    it landed: ``remote_id``, ``remote_url``) or ``failed`` (the result's error, else
+    ``HTTP <status>``, after the result's ``reason`` when it has one)."""
     number = started.attempt
     if result.outcome == "published":
         lag = max(0.0, (finished_at - post.publish_at).total_seconds())
@@ -166,6 +167,7 @@ def final(
                 "status": DeliveryStatus.PUBLISHED,
                 "attempts": number,
                 "remote_id": result.remote_id,
+                "remote_url": result.remote_url,
                 "published_at": finished_at,
                 "last_error": None,
                 "next_attempt_at": None,
@@ -178,10 +180,14 @@ def final(
                 "outcome": "published",
                 "http_status": result.http_status,
                 "lag_seconds": lag,
+                "remote_id": result.remote_id,
+                "remote_url": result.remote_url,
             }
         )
         return ChannelRound(new, attempt)
     error = result.error or f"HTTP {result.http_status}"
+    if result.reason is not None:  # e.g. "reauthorization_required: Mastodon refused ..."
+        error = f"{result.reason}: {error}"
     new = delivery.model_copy(
         update={
             "status": DeliveryStatus.FAILED,

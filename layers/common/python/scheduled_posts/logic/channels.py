@@ -1,4 +1,4 @@
-"""Channels: where a post is delivered (``webhook`` first).
+"""Channels: where a post is delivered (``webhook``, ``mastodon``, ``bluesky``).
 
 The signing secret (``whsec_`` + 64 hex characters, 256 bits from :mod:`secrets`) is created
 here, returned by :func:`create_channel` once, and never logged.
@@ -11,9 +11,20 @@ import uuid
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
-from scheduled_posts.errors import ChannelNotFoundError, ValidationFailedError
+from scheduled_posts.data.credentials import CredentialsUnavailableError
+from scheduled_posts.errors import (
+    ChannelNotFoundError,
+    NetworkUnavailableError,
+    ValidationFailedError,
+)
 from scheduled_posts.logic.cursor import CHANNELS_QUERY, CursorCodec
-from scheduled_posts.models.api import ChannelCreate, Platform
+from scheduled_posts.logic.network_accounts import (
+    ChannelSecrets,
+    CheckedCredentials,
+    CredentialChecker,
+)
+from scheduled_posts.models.api import ChannelCreate, ChannelPatch, Platform
+from scheduled_posts.models.network import ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.url_policy import (
@@ -31,6 +42,73 @@ def new_signing_secret() -> str:
     return SIGNING_SECRET_PREFIX + secrets.token_hex(32)
 
 
+def _check_webhook_url(url: str, *, settings: Settings, resolver: Resolver) -> None:
+    try:
+        check_destination(
+            url,
+            allowed_origins=settings.allowed_origins,
+            resolver=resolver,
+            allowed_ports=settings.allowed_ports,
+            refused_ports=settings.refused_ports,
+        )
+    except UnsafeDestinationError as exc:
+        raise ValidationFailedError(
+            "the channel URL is not allowed",
+            [{"loc": ["body", "url"], "msg": str(exc), "type": "unsafe_destination"}],
+        ) from exc
+
+
+def _check_network(
+    platform: str,
+    fields: ChannelCreate | ChannelPatch,
+    *,
+    current: Channel | None,
+    checker: CredentialChecker,
+) -> CheckedCredentials:
+    """Check the credentials of ``fields`` (a create, or a patch over ``current``)."""
+    if platform == Platform.MASTODON:
+        instance_url = fields.instance_url or (current.url if current else None)
+        if fields.access_token is None or not instance_url:
+            raise ValidationFailedError(
+                "new Mastodon credentials need an access_token",
+                [{"loc": ["body", "access_token"], "msg": "Field required", "type": "missing"}],
+            )
+        return checker.check_mastodon(instance_url, fields.access_token)
+    handle = fields.handle or (current.account.handle if current and current.account else None)
+    if fields.app_password is None or not handle:
+        raise ValidationFailedError(
+            "new Bluesky credentials need an app_password",
+            [{"loc": ["body", "app_password"], "msg": "Field required", "type": "missing"}],
+        )
+    service_url = fields.service_url or (current.url if current else None)
+    return checker.check_bluesky(service_url, handle, fields.app_password)
+
+
+def _with_credentials(
+    channel: Channel, checked: CheckedCredentials, *, channel_secrets: ChannelSecrets
+) -> Channel:
+    """``channel`` holding the checked account, limits and freshly sealed credentials, active,
+    with the session the check opened (Bluesky) cached."""
+    updated = channel.model_copy(
+        update={
+            "url": checked.url,
+            "account": checked.account,
+            "limits": checked.limits,
+            "status": ChannelStatus.ACTIVE,
+            "status_reason": None,
+            "session": None,
+        }
+    )
+    sealed = channel_secrets.seal_credentials(updated, checked.secret)
+    session = None
+    if checked.session is not None:
+        try:
+            session = channel_secrets.seal_session(updated, checked.session)
+        except CredentialsUnavailableError:
+            session = None  # the worker opens its own session
+    return updated.model_copy(update={"credentials": sealed, "session": session})
+
+
 def create_channel(
     request: ChannelCreate,
     *,
@@ -39,44 +117,115 @@ def create_channel(
     settings: Settings,
     clock: Clock,
     resolver: Resolver,
+    checker: CredentialChecker | None = None,
+    channel_secrets: ChannelSecrets | None = None,
 ) -> Channel:
-    """Create a channel of ``owner``; the result carries the new signing secret.
+    """Create a channel of ``owner``; a webhook's result carries the new signing secret.
+
+    A Mastodon or Bluesky channel's credentials are checked with the network first and stored
+    sealed (``logic/network_accounts.py``); nothing is stored when the check fails.
 
     Raises
     ------
     ValidationFailedError
         (422 on ``url``) when the URL breaks the destination policy
-        (:func:`scheduled_posts.platforms.url_policy.check_destination`).
+        (:func:`scheduled_posts.platforms.url_policy.check_destination`); (422 on the
+        credential field) when the network refuses the credentials.
+    NetworkUnavailableError
+        (502) when the network or KMS cannot answer now.
     """
-    if request.platform == Platform.WEBHOOK:
-        try:
-            check_destination(
-                request.url,
-                allowed_origins=settings.allowed_origins,
-                resolver=resolver,
-                allowed_ports=settings.allowed_ports,
-                refused_ports=settings.refused_ports,
-            )
-        except UnsafeDestinationError as exc:
-            raise ValidationFailedError(
-                "the channel URL is not allowed",
-                [{"loc": ["body", "url"], "msg": str(exc), "type": "unsafe_destination"}],
-            ) from exc
     channel = Channel(
         channel_id=str(uuid.uuid4()),
         owner=owner,
         platform=request.platform.value,
         name=request.name,
-        url=request.url,
+        url=request.url or "",
         rate_limit_per_minute=request.rate_limit_per_minute,
         signing_secret=new_signing_secret(),
         created_at=clock.now(),
     )
+    if request.platform == Platform.WEBHOOK:
+        _check_webhook_url(request.url or "", settings=settings, resolver=resolver)
+    else:
+        checker = checker or CredentialChecker(settings, resolver=resolver)
+        if channel_secrets is None:
+            raise NetworkUnavailableError("no credentials key is configured")
+        checked = _check_network(request.platform, request, current=None, checker=checker)
+        channel = _with_credentials(channel, checked, channel_secrets=channel_secrets)
     channels.put_new(channel, max_channels=settings.MAX_CHANNELS_PER_USER)
     logger.info(
         "channel created", extra={"channel_id": channel.channel_id, "platform": channel.platform}
     )
     return channel
+
+
+def update_channel(
+    owner: str,
+    channel_id: str,
+    patch: ChannelPatch,
+    *,
+    channels: ChannelRepository,
+    settings: Settings,
+    resolver: Resolver,
+    checker: CredentialChecker | None = None,
+    channel_secrets: ChannelSecrets | None = None,
+) -> Channel:
+    """``PATCH /v1/channels/{id}``: a new name, rate limit, webhook URL or network credentials
+    (checked with the network again; a channel that needed reauthorization becomes active).
+
+    Raises
+    ------
+    ChannelNotFoundError
+        Missing or another user's channel (404).
+    ValidationFailedError
+        (422) A field of another platform, an unsafe URL, or credentials the network refused.
+    NetworkUnavailableError
+        (502) The network or KMS cannot answer now; nothing is changed.
+    """
+    channel = get_channel(owner, channel_id, channels=channels)
+    given = patch.credential_fields()
+    foreign = sorted(f for f in given if f not in _ALLOWED_PATCH_FIELDS[Platform(channel.platform)])
+    if foreign:
+        raise ValidationFailedError(
+            "the request is not valid",
+            [
+                {
+                    "loc": ["body", f],
+                    "msg": f"is not a field of a {channel.platform} channel",
+                    "type": "extra_forbidden",
+                }
+                for f in foreign
+            ],
+        )
+    updates: dict[str, object] = {}
+    if patch.name is not None:
+        updates["name"] = patch.name
+    if "rate_limit_per_minute" in patch.model_fields_set:
+        updates["rate_limit_per_minute"] = patch.rate_limit_per_minute
+    updated = channel.model_copy(update=updates)
+    if channel.platform == Platform.WEBHOOK and patch.url is not None:
+        _check_webhook_url(patch.url, settings=settings, resolver=resolver)
+        updated = updated.model_copy(update={"url": patch.url})
+    elif given:
+        checker = checker or CredentialChecker(settings, resolver=resolver)
+        if channel_secrets is None:
+            raise NetworkUnavailableError("no credentials key is configured")
+        checked = _check_network(channel.platform, patch, current=channel, checker=checker)
+        updated = _with_credentials(updated, checked, channel_secrets=channel_secrets)
+    channels.replace(updated)
+    logger.info(
+        "channel updated",
+        extra={"channel_id": channel_id, "fields": sorted(patch.model_fields_set)},
+    )
+    return updated
+
+
+#: The credential fields ``PATCH`` takes per platform.
+_ALLOWED_PATCH_FIELDS: dict[Platform, frozenset[str]] = {
+    Platform.WEBHOOK: frozenset({"url"}),
+    Platform.MASTODON: frozenset({"instance_url", "access_token"}),
+    Platform.BLUESKY: frozenset({"service_url", "handle", "app_password"}),
+}
 
 
 def get_channel(owner: str, channel_id: str, *, channels: ChannelRepository) -> Channel:

@@ -26,12 +26,14 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 
 from scheduled_posts.clock import Clock, epoch_seconds
+from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.outcomes import ChannelRound, RetryPolicy
 from scheduled_posts.logic.backoff import Uniform
+from scheduled_posts.logic.network_delivery import record_refusal
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.observability import logger, metrics
@@ -86,9 +88,12 @@ class ChannelDeliverer:
         rate_limiter: RateLimiter,
         persistence: BasePersistenceLayer | None = None,
         uniform: Uniform = random.uniform,
+        channels: ChannelRepository | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
+        #: Channel writes of network deliveries (``needs_reauthorization``).
+        self.channels = channels or ChannelRepository(posts_table_name=settings.POSTS_TABLE_NAME)
         self.adapters = dict(adapters)
         self.clock = clock
         self.rate_limiter = rate_limiter
@@ -138,6 +143,8 @@ class ChannelDeliverer:
         started = Attempt(
             channel_id=channel_id, attempt=number, started_at=started_at, outcome="started"
         )
+        if delivery.first_attempt_at is None:
+            delivery = delivery.model_copy(update={"first_attempt_at": started_at})
         self.store.put_attempt(
             post.schedule_id, started, expires_at=attempts_expire_at(self.settings, started_at)
         )
@@ -158,6 +165,8 @@ class ChannelDeliverer:
                 publish_at=post.publish_at,
                 attempt=started.attempt,
                 idempotency_key=f"{post.schedule_id}:{channel.channel_id}",
+                first_attempt_at=delivery.first_attempt_at if started.attempt > 1 else None,
+                language=post.language,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},
@@ -177,6 +186,8 @@ class ChannelDeliverer:
         except Exception as exc:  # an adapter bug or a persistence error: retry like a 5xx
             logger.exception("delivery error", extra={"schedule_id": post.schedule_id})
             return self._retryable(post, delivery, started, RetryableDeliveryError(repr(exc)))
+        if result.reason == "reauthorization_required":
+            record_refusal(channel, result, channels=self.channels)
         return outcomes.final(post, delivery, started, result, result.delivered_at)
 
     def _retryable(

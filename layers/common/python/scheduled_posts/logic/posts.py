@@ -35,6 +35,7 @@ from scheduled_posts.errors import (
     VersionConflictError,
 )
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
+from scheduled_posts.logic.network_rules import length_errors
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
@@ -139,13 +140,18 @@ def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) 
     return []
 
 
-def _channel_errors(owner: str, channel_ids: list[str], deps: PostDeps) -> list[dict]:
-    found = deps.channels.existing_ids(owner, channel_ids)
-    return [
+def _channel_errors(
+    owner: str, channel_ids: list[str], deps: PostDeps, *, content: str, given: bool = True
+) -> list[dict]:
+    """Channels that are not the caller's (when the request ``given`` them), then the length
+    rules of those that are."""
+    found = deps.channels.get_many(owner, channel_ids)
+    missing = [
         _error(["body", "channel_ids", index], "no such channel", "channel_not_found")
         for index, channel_id in enumerate(channel_ids)
-        if channel_id not in found
+        if given and channel_id not in found
     ]
+    return missing + length_errors(content, (found[c] for c in channel_ids if c in found))
 
 
 def _raise_if(errors: list[dict]) -> None:
@@ -208,14 +214,15 @@ def create_post(
     Raises
     ------
     ValidationFailedError
-        ``publish_at`` in the past or too far ahead; a channel that is not the caller's.
+        ``publish_at`` in the past or too far ahead; a channel that is not the caller's; a
+        text over a channel's length limit (``logic/network_rules.py``).
     LimitExceededError
         The caller already has ``MAX_PENDING_POSTS`` posts ``scheduled``.
     """
     settings, now = deps.settings, deps.clock.now()
     _raise_if(
         _publish_at_errors(request.publish_at, now, settings)
-        + _channel_errors(owner, request.channel_ids, deps)
+        + _channel_errors(owner, request.channel_ids, deps, content=request.content)
     )
     schedule_id = schedule_id or str(uuid.uuid4())
     post = _with_due_keys(
@@ -225,6 +232,7 @@ def create_post(
             status=PostStatus.SCHEDULED,
             content=request.content,
             media_ids=list(request.media_ids),
+            language=request.language,
             publish_at=request.publish_at,
             channel_ids=list(request.channel_ids),
             deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
@@ -379,16 +387,23 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     Raises
     ------
     ValidationFailedError
-        A new ``publish_at`` or channel breaks the create rules.
+        A new ``publish_at`` or channel breaks the create rules, or the text does not fit a
+        channel's length rule.
     """
     errors: list[dict] = []
     if patch.publish_at is not None:
         errors += _publish_at_errors(patch.publish_at, now, deps.settings)
-    if patch.channel_ids is not None:
-        errors += _channel_errors(owner, patch.channel_ids, deps)
+    if patch.channel_ids is not None or patch.content is not None:
+        errors += _channel_errors(
+            owner,
+            list(patch.channel_ids if patch.channel_ids is not None else post.channel_ids),
+            deps,
+            content=patch.content if patch.content is not None else post.content,
+            given=patch.channel_ids is not None,
+        )
     _raise_if(errors)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
-    for name in ("content", "media_ids", "publish_at"):
+    for name in ("content", "media_ids", "publish_at", "language"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
@@ -480,10 +495,16 @@ def _reschedule_missed(
         raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
     assert patch.publish_at is not None
     errors = _publish_at_errors(patch.publish_at, now, settings)
-    if patch.channel_ids is not None:
-        errors += _channel_errors(post.owner, patch.channel_ids, deps)
-    _raise_if(errors)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
+    if patch.channel_ids is not None or patch.content is not None:
+        errors += _channel_errors(
+            post.owner,
+            channel_ids,
+            deps,
+            content=patch.content if patch.content is not None else post.content,
+            given=patch.channel_ids is not None,
+        )
+    _raise_if(errors)
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
         "version": post.version + 1,
@@ -497,7 +518,7 @@ def _reschedule_missed(
         "expires_at": None,
         "detached": post.series_id is not None,
     }
-    for name in ("content", "media_ids"):
+    for name in ("content", "media_ids", "language"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value

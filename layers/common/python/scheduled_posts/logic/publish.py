@@ -120,9 +120,9 @@ class Publisher:
         self.store = store or PostStore(settings.POSTS_TABLE_NAME)
         self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
         if adapters is None:
-            from scheduled_posts.platforms.registry import KNOWN_PLATFORMS, get_adapter
+            from scheduled_posts.logic.network_delivery import default_adapters
 
-            adapters = {name: get_adapter(name, settings=settings) for name in KNOWN_PLATFORMS}
+            adapters = default_adapters(settings)
         self.clock: Clock = clock or SystemClock()
         self.deliverer = ChannelDeliverer(
             settings,

@@ -26,6 +26,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    SecretStr,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -50,6 +51,8 @@ class Platform(StrEnum):
     """Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."""
 
     WEBHOOK = "webhook"
+    MASTODON = "mastodon"
+    BLUESKY = "bluesky"
 
 
 #: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
@@ -155,6 +158,11 @@ ChannelIds = Annotated[
     Field(min_length=1, max_length=MAX_CHANNELS_PER_POST),
     AfterValidator(_distinct),
 ]
+Language = Annotated[
+    StrictStr,
+    StringConstraints(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}$", max_length=35),
+    Field(description="BCP 47 language tag of the content (e.g. en, pt-BR): Bluesky langs"),
+]
 PublishAt = Annotated[
     datetime,
     BeforeValidator(_parse_publish_at),
@@ -165,23 +173,125 @@ PublishAt = Annotated[
 ]
 
 
+ChannelName = Annotated[StrictStr, Field(min_length=1, max_length=100), AfterValidator(_not_blank)]
+HttpUrl = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+#: A credential: a :class:`SecretStr`, so it never shows in a repr, a log or an error.
+Credential = Annotated[
+    SecretStr,
+    Field(min_length=1, max_length=4096, description="Write-only: never shown again"),
+]
+Handle = Annotated[
+    StrictStr,
+    Field(min_length=3, max_length=253, description="A Bluesky handle, e.g. alice.bsky.social"),
+    StringConstraints(pattern=r"^@?[A-Za-z0-9.-]+$"),
+]
+
+#: Which fields each platform takes (beyond ``platform``, ``name``, ``rate_limit_per_minute``).
+_PLATFORM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # platform: (required, optional)
+    "webhook": (("url",), ()),
+    "mastodon": (("instance_url", "access_token"), ()),
+    "bluesky": (("handle", "app_password"), ("service_url",)),
+}
+_CREDENTIAL_FIELDS = (
+    "url",
+    "instance_url",
+    "access_token",
+    "service_url",
+    "handle",
+    "app_password",
+)
+
+
+def _check_platform_fields(
+    platform: str, given: set[str], *, require: bool
+) -> list[tuple[str, str]]:
+    required, optional = _PLATFORM_FIELDS[platform]
+    problems = [(f, f"is not a field of a {platform} channel") for f in sorted(given)
+                if f in _CREDENTIAL_FIELDS and f not in required + optional]  # fmt: skip
+    if require:
+        problems += [(f, "Field required") for f in required if f not in given]
+    return problems
+
+
 class ChannelCreate(BaseModel):
-    """``POST /v1/channels`` body."""
+    """``POST /v1/channels`` body. ``webhook``: ``url``. ``mastodon``: ``instance_url`` and
+    ``access_token`` (``write:statuses``). ``bluesky``: ``handle``, ``app_password`` and
+    ``service_url`` (default ``https://bsky.social``). Credentials are write-only."""
 
     model_config = ConfigDict(extra="forbid")
 
     platform: Platform
-    name: Annotated[
-        StrictStr,
-        Field(min_length=1, max_length=100),
-        AfterValidator(_not_blank),
-    ]
-    url: Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+    name: ChannelName
+    url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
+    instance_url: HttpUrl | None = None
+    access_token: Credential | None = None
+    service_url: HttpUrl | None = None
+    handle: Handle | None = None
+    app_password: Credential | None = None
+
+    @model_validator(mode="after")
+    def _fields_of_the_platform(self) -> ChannelCreate:
+        given = {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
+        broken = _check_platform_fields(self.platform.value, given, require=True)
+        if broken:
+            raise ValueError("; ".join(f"{field} {msg.lower()}" for field, msg in broken))
+        return self
+
+
+class ChannelPatch(BaseModel):
+    """``PATCH /v1/channels/{id}`` body: a new ``name`` and/or new credentials (checked with
+    the network again; a webhook's ``url`` too). Credentials are replaced as a whole: a
+    Mastodon channel takes ``access_token`` (with ``instance_url`` optional), a Bluesky channel
+    ``app_password`` (with ``handle`` and ``service_url`` optional)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: ChannelName | None = None
+    url: HttpUrl | None = None
+    rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
+    instance_url: HttpUrl | None = None
+    access_token: Credential | None = None
+    service_url: HttpUrl | None = None
+    handle: Handle | None = None
+    app_password: Credential | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> ChannelPatch:
+        if not self.model_fields_set:
+            raise ValueError("give at least one field to change")
+        return self
+
+    def credential_fields(self) -> set[str]:
+        """The credential fields this patch sets."""
+        return {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
+
+
+class ChannelAccountOut(BaseModel):
+    """The network account: Mastodon ``id`` and ``acct``; Bluesky ``did`` and ``handle``."""
+
+    id: str | None = None
+    acct: str | None = None
+    did: str | None = None
+    handle: str | None = None
+
+
+class ChannelLimitsOut(BaseModel):
+    """Length limits to count with (``docs/networks.md``): Mastodon ``max_characters`` and
+    ``characters_reserved_per_url``; Bluesky ``max_graphemes`` and ``max_bytes`` (UTF-8)."""
+
+    max_characters: int | None = None
+    characters_reserved_per_url: int | None = None
+    max_graphemes: int | None = None
+    max_bytes: int | None = None
 
 
 class ChannelOut(BaseModel):
-    """A channel as ``GET`` shows it: never the signing secret."""
+    """A channel as ``GET`` shows it: never a signing secret or a credential. ``url`` is the
+    webhook URL, the Mastodon instance or the Bluesky service (PDS). ``status`` is
+    ``needs_reauthorization`` after the network refused the credentials, until a ``PATCH``
+    replaces them."""
 
     channel_id: str
     platform: str
@@ -189,6 +299,10 @@ class ChannelOut(BaseModel):
     url: str
     rate_limit_per_minute: int | None
     created_at: str
+    status: str = "active"
+    status_reason: str | None = None
+    account: ChannelAccountOut | None = None
+    limits: ChannelLimitsOut | None = None
 
     @classmethod
     def of(cls, channel: Channel) -> ChannelOut:
@@ -199,17 +313,25 @@ class ChannelOut(BaseModel):
             url=channel.url,
             rate_limit_per_minute=channel.rate_limit_per_minute,
             created_at=format_instant(channel.created_at),
+            status=channel.status.value,
+            status_reason=channel.status_reason,
+            account=(
+                ChannelAccountOut(**channel.account.model_dump()) if channel.account else None
+            ),
+            limits=ChannelLimitsOut(**channel.limits.model_dump()) if channel.limits else None,
         )
 
 
 class ChannelCreated(ChannelOut):
-    """``POST /v1/channels`` 201 body: the only response that carries ``signing_secret``."""
+    """``POST /v1/channels`` 201 body: the only response that carries a webhook's
+    ``signing_secret`` (``null`` for network channels, which sign nothing)."""
 
-    signing_secret: str
+    signing_secret: str | None
 
     @classmethod
     def of_new(cls, channel: Channel) -> ChannelCreated:
-        return cls(**ChannelOut.of(channel).model_dump(), signing_secret=channel.signing_secret)
+        secret = channel.signing_secret if channel.platform == Platform.WEBHOOK else None
+        return cls(**ChannelOut.of(channel).model_dump(), signing_secret=secret)
 
 
 class ChannelList(BaseModel):
@@ -229,6 +351,7 @@ class PostCreate(BaseModel):
     media_ids: MediaIds = Field(default_factory=list)
     publish_at: PublishAt
     channel_ids: ChannelIds
+    language: Language | None = None
 
 
 NotNull = BeforeValidator(_not_null)
@@ -244,11 +367,14 @@ class PostPatch(BaseModel):
     media_ids: Annotated[MediaIds | None, NotNull] = None
     publish_at: Annotated[PublishAt | None, NotNull] = None
     channel_ids: Annotated[ChannelIds | None, NotNull] = None
+    language: Annotated[Language | None, NotNull] = None
 
     @model_validator(mode="after")
     def _at_least_one(self) -> PostPatch:
         if not self.model_fields_set:
-            raise ValueError("give at least one of content, media_ids, publish_at, channel_ids")
+            raise ValueError(
+                "give at least one of content, media_ids, publish_at, channel_ids, language"
+            )
         return self
 
 
@@ -273,6 +399,7 @@ class DeliveryOut(BaseModel):
     status: str
     attempts: int
     remote_id: str | None
+    remote_url: str | None = None
     published_at: str | None
     last_error: str | None
     next_attempt_at: str | None = None
@@ -284,6 +411,7 @@ class DeliveryOut(BaseModel):
             status=delivery.status.value,
             attempts=delivery.attempts,
             remote_id=delivery.remote_id,
+            remote_url=delivery.remote_url,
             published_at=_opt(delivery.published_at),
             last_error=delivery.last_error,
             next_attempt_at=_opt(delivery.next_attempt_at)
@@ -306,6 +434,7 @@ class PostOut(BaseModel):
     publish_at: str
     channel_ids: list[str]
     deliveries: list[DeliveryOut]
+    language: str | None = None
     version: int
     created_at: str
     updated_at: str
@@ -329,6 +458,7 @@ class PostOut(BaseModel):
             publish_at=format_instant(post.publish_at),
             channel_ids=list(post.channel_ids),
             deliveries=deliveries,
+            language=post.language,
             version=post.version,
             created_at=format_instant(post.created_at),
             updated_at=format_instant(post.updated_at),
@@ -375,6 +505,8 @@ class AttemptOut(BaseModel):
     outcome: str
     http_status: int | None
     error: str | None
+    remote_id: str | None = None
+    remote_url: str | None = None
 
     @classmethod
     def of(cls, attempt: Attempt) -> AttemptOut:
@@ -386,6 +518,8 @@ class AttemptOut(BaseModel):
             outcome=attempt.outcome,
             http_status=attempt.http_status,
             error=attempt.error,
+            remote_id=attempt.remote_id,
+            remote_url=attempt.remote_url,
         )
 
 

@@ -22,6 +22,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
     DeliveryStatus,
     PostStatus,
 )
+from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 
 
 def _opt_instant(value: Any) -> datetime | None:
@@ -49,10 +50,15 @@ class Delivery(BaseModel):
     status: DeliveryStatus = DeliveryStatus.PENDING
     attempts: int = 0
     remote_id: str | None = None
+    #: The post's public page on the network (Mastodon status ``url``; Bluesky bsky.app URL).
+    remote_url: str | None = None
     published_at: datetime | None = None
     last_error: str | None = None
     next_attempt_at: datetime | None = None
     lag_seconds: float | None = None
+    #: When the first attempt started: a network adapter looks for a post whose answer was lost
+    #: after this instant (``DeliveryRequest.first_attempt_at``).
+    first_attempt_at: datetime | None = None
     #: The UTC minute (``YYYY-MM-DDTHH:MM``) of a rate-limit slot reserved for this delivery
     #: while it waits for that minute (``logic/rate_limit.py``); None otherwise.
     rate_slot: str | None = None
@@ -73,6 +79,10 @@ class Delivery(BaseModel):
         }
         if self.rate_slot is not None:
             item["rate_slot"] = self.rate_slot
+        if self.remote_url is not None:
+            item["remote_url"] = self.remote_url
+        if self.first_attempt_at is not None:
+            item["first_attempt_at"] = format_instant(self.first_attempt_at)
         return item
 
     @classmethod
@@ -88,6 +98,8 @@ class Delivery(BaseModel):
             lag_seconds=_num(item.get("lag_seconds")),
             rate_slot=item.get("rate_slot"),
             destination_waits=int(item.get("destination_waits", 0)),
+            remote_url=item.get("remote_url"),
+            first_attempt_at=_opt_instant(item.get("first_attempt_at")),
         )
 
 
@@ -101,6 +113,9 @@ class Post(BaseModel):
     status: PostStatus
     content: str
     media_ids: list[str] = Field(default_factory=list)
+    #: BCP 47 language tag of ``content`` when the creator gave one (Bluesky ``langs``,
+    #: Mastodon ``language``).
+    language: str | None = None
     publish_at: datetime
     channel_ids: list[str]
     deliveries: dict[str, Delivery] = Field(default_factory=dict)
@@ -132,6 +147,7 @@ class Post(BaseModel):
             "status": self.status.value,
             "content": self.content,
             "media_ids": list(self.media_ids),
+            "language": self.language,
             "publish_at": format_instant(self.publish_at),
             "channel_ids": list(self.channel_ids),
             "deliveries": {cid: d.to_item() for cid, d in self.deliveries.items()},
@@ -173,6 +189,7 @@ class Post(BaseModel):
             status=PostStatus(item["status"]),
             content=item["content"],
             media_ids=list(item.get("media_ids") or []),
+            language=item.get("language"),
             publish_at=instant_from_storage(item["publish_at"]),
             channel_ids=list(item.get("channel_ids") or []),
             deliveries=deliveries,
@@ -211,6 +228,8 @@ class Attempt(BaseModel):
     http_status: int | None = None
     error: str | None = None
     lag_seconds: float | None = None
+    remote_id: str | None = None
+    remote_url: str | None = None
 
 
 class PreviousSecret(BaseModel):
@@ -252,3 +271,13 @@ class Channel(BaseModel):
         if legacy and until is not None and all(p.secret != legacy for p in found):
             found.append(PreviousSecret(secret=legacy, expires_at=until))
         return [p for p in found if now < p.expires_at]
+
+    #: Network channels (issue 12): ``active`` or ``needs_reauthorization``; the account and
+    #: limits the credential check found; the sealed credentials and (Bluesky) sealed session
+    #: (``data/credentials.py``). ``url`` is the Mastodon instance or Bluesky service URL.
+    status: ChannelStatus = ChannelStatus.ACTIVE
+    status_reason: str | None = None
+    account: ChannelAccount | None = None
+    limits: ChannelLimits | None = None
+    credentials: str | None = Field(default=None, repr=False)
+    session: str | None = Field(default=None, repr=False)

@@ -28,19 +28,29 @@ class DeliveryRequest(BaseModel):
     publish_at: datetime
     attempt: int
     idempotency_key: str
+    #: When the first attempt of this delivery started (None on the first attempt): the
+    #: network adapters use it to look for a post whose answer was lost.
+    first_attempt_at: datetime | None = None
+    #: BCP 47 language of the text, when the post gives one (Bluesky ``langs``).
+    language: str | None = None
 
 
 class DeliveryResult(BaseModel):
     """A final outcome: ``published`` (2xx) or ``failed`` (permanent, e.g. a 4xx other than 429).
 
     ``remote_id`` is the destination's id for the post when it returned one (webhook: the
-    ``"id"`` of a JSON response body).
+    ``"id"`` of a JSON response body; Mastodon: the status id; Bluesky: the record's
+    ``at://`` URI) and ``remote_url`` its public page. ``reason`` is a machine-readable cause of
+    a failure (``reauthorization_required`` when the network refused the credentials: the
+    channel needs new ones, retrying cannot help).
     """
 
     outcome: Literal["published", "failed"]
     http_status: int | None = None
     remote_id: str | None = None
+    remote_url: str | None = None
     error: str | None = None
+    reason: Literal["reauthorization_required", "too_long", "refused"] | None = None
 
 
 class PlatformAdapter(Protocol):

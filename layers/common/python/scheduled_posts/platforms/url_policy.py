@@ -13,7 +13,8 @@ Rules (issue 2):
   (IPv4-mapped ``::ffff:0:0/96``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``, Teredo).
   The ranges are those of the IANA special-purpose address registries (RFC 6890), as encoded
   by :mod:`ipaddress`.
-- Origins listed in ``WEBHOOK_ALLOWED_ORIGINS`` (``scheme://host[:port]``; an entry without a
+- Origins listed in ``OUTBOUND_ALLOWED_ORIGINS`` (formerly ``WEBHOOK_ALLOWED_ORIGINS``, still
+  read; ``scheme://host[:port]``; an entry without a
   port matches any port) may use ``http`` and may resolve to private addresses: the local
   stack lists ``http://127.0.0.1`` so loopback receivers work.
 - Ports (issue 17): a URL that is not an allowed origin may use only the scheme's usual port
@@ -209,7 +210,7 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
     url
         The channel URL as the user gave it.
     allowed_origins
-        ``Settings.allowed_origins`` (``WEBHOOK_ALLOWED_ORIGINS`` split).
+        ``Settings.allowed_origins`` (``OUTBOUND_ALLOWED_ORIGINS`` split).
     resolver
         Name resolution; called once, and not at all for an IP-literal host.
     allowed_ports

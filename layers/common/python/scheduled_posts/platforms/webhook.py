@@ -249,9 +249,10 @@ class Urllib3Transport:
     Connects to the checked IP address, sends the real ``Host`` header, verifies the server
     certificate against the host name with SNI, never retries, never follows redirects, does
     not decode content encodings (no decompression bomb), and reads at most
-    ``max_response_bytes``. ``timeout`` is one wall-clock deadline over connect, request,
-    headers and body (:class:`_Deadline`). ``ca_certs`` (a PEM path) replaces the system trust
-    store (tests).
+    ``max_response_bytes``. ``method`` is ``POST`` for webhooks; the network adapters
+    (``platforms/http.py``) also send ``GET``. ``timeout`` is one wall-clock deadline over
+    connect, request, headers and body (:class:`_Deadline`). ``ca_certs`` (a PEM path) replaces
+    the system trust store (tests).
     """
 
     def __init__(
@@ -267,6 +268,8 @@ class Urllib3Transport:
         body: bytes,
         headers: Mapping[str, str],
         timeout: float,
+        *,
+        method: str = "POST",
     ) -> TransportResponse:
         deadline = _Deadline(timeout)
         pool: urllib3.HTTPConnectionPool
@@ -288,7 +291,7 @@ class Urllib3Transport:
         pool.ConnectionCls = _watched(pool.ConnectionCls, deadline)
         deadline.start()
         try:
-            response = self._exchange(pool, destination, body, headers, timeout)
+            response = self._exchange(pool, destination, body, headers, timeout, method=method)
             if deadline.expired:
                 # The shutdown can look like a clean end of headers or body to http.client.
                 raise TransportError("deadline passed", timeout=True)
@@ -320,9 +323,11 @@ class Urllib3Transport:
         body: bytes,
         headers: Mapping[str, str],
         timeout: float,
+        *,
+        method: str = "POST",
     ) -> TransportResponse:
         response = pool.urlopen(
-            "POST",
+            method,
             destination.target,
             body=body,
             headers=dict(headers),
@@ -414,7 +419,8 @@ class WebhookAdapter:
     Parameters
     ----------
     settings
-        ``WEBHOOK_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
+        ``OUTBOUND_ALLOWED_ORIGINS`` (or ``WEBHOOK_ALLOWED_ORIGINS``) and
+        ``DELIVERY_TIMEOUT_SECONDS`` are used.
     transport
         Sends the request (default :class:`Urllib3Transport`); tests pass a fake receiver.
     resolver

@@ -1,0 +1,382 @@
+"""The ``mastodon`` platform: statuses on any Mastodon instance, exactly once per delivery.
+
+Endpoints (https://docs.joinmastodon.org/methods/):
+
+- ``GET /api/v1/accounts/verify_credentials`` and ``GET /api/v2/instance``
+  (``configuration.statuses.max_characters``, ``characters_reserved_per_url``): the credential
+  check when a channel is created or edited (:meth:`MastodonClient.verify`).
+- ``POST /api/v1/statuses`` with ``Authorization: Bearer <token>`` and
+  ``Idempotency-Key: <schedule_id>:<channel_id>``: Mastodon answers a repeat of a key with the
+  status it created the first time, for about an hour
+  (https://docs.joinmastodon.org/methods/statuses/#create).
+- After that hour, a retry of a delivery whose answer was lost first reads
+  ``GET /api/v1/accounts/{id}/statuses`` (with the token; without it when the token may not
+  read, which shows the public statuses) and takes a status created since the first attempt
+  whose text equals the post's (confirmed with ``GET /api/v1/statuses/{id}/source``, which
+  gives the plain text, when the token may read) as the published post, instead of posting
+  again.
+
+Outcomes: 200 -> ``published`` (``remote_id`` = status id, ``remote_url`` = its ``url``);
+401/403 -> ``failed`` with reason ``reauthorization_required``; 422 -> ``failed`` with the
+network's message; 429, or any answer with ``X-RateLimit-Remaining: 0`` -> later deliveries of
+the channel wait for ``X-RateLimit-Reset`` (or ``Retry-After``) without using an attempt;
+5xx, timeouts and connection errors -> retried with the usual backoff. A text over the
+instance's limit fails with reason ``too_long`` before any request.
+
+Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisions.md N1.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from html.parser import HTMLParser
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.network import ChannelLimits
+from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.http import (
+    CredentialsRefusedError,
+    DestinationRefusedError,
+    HttpAnswer,
+    MethodTransport,
+    OutboundError,
+    OutboundHttp,
+    RateLimitBudget,
+    error_message,
+    needs_reauthorization,
+    rate_limit_wait_seconds,
+    retryable,
+)
+from scheduled_posts.platforms.text_length import check_length, mastodon_limits
+from scheduled_posts.platforms.url_policy import Resolver
+from scheduled_posts.settings import Settings
+
+#: How long after the first attempt the ``Idempotency-Key`` is trusted, in seconds: Mastodon
+#: keeps a key for about an hour (3,600 s); 50 minutes leaves room for clock skew.
+IDEMPOTENCY_KEY_TRUSTED_SECONDS = 3000
+#: How far before the first attempt a matching status may have been created (clock skew), s.
+CLOCK_SKEW_SECONDS = 120
+#: Statuses read when looking for one whose answer was lost (the API's maximum page).
+RECENT_STATUSES_LIMIT = 40
+NETWORK = "mastodon"
+
+
+class MastodonAccess(BaseModel):
+    """What a delivery needs: the instance, the (decrypted) token, the account id found by the
+    credential check, and the instance's limits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    instance_url: str
+    access_token: SecretStr
+    account_id: str
+    limits: ChannelLimits = mastodon_limits()
+
+
+class MastodonAccount(BaseModel):
+    """The credential check's result: ``account_id``, ``acct`` (``user`` or ``user@domain``),
+    the profile ``url`` and the instance's ``limits``."""
+
+    account_id: str
+    acct: str
+    url: str | None = None
+    limits: ChannelLimits
+
+
+class _TextOf(HTMLParser):
+    """Plain text of a status's HTML ``content``: tags dropped, ``<br>`` and ``</p>`` as breaks."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br":
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "p":
+            self.parts.append("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def _comparable(text: str) -> str:
+    """Whitespace-collapsed text with ``@user@domain`` reduced to ``@user`` (the status HTML
+    shows only ``@user``)."""
+    text = re.sub(r"(?<![\w/=])@([A-Za-z0-9_]+)@[\w.-]+\w", r"@\1", text)
+    return " ".join(text.split())
+
+
+def status_text(content_html: str) -> str:
+    """The visible text of a status's HTML ``content`` (comparable form)."""
+    parser = _TextOf()
+    parser.feed(content_html)
+    parser.close()
+    return _comparable("".join(parser.parts))
+
+
+class MastodonClient:
+    """The Mastodon REST calls, over :class:`OutboundHttp`."""
+
+    def __init__(self, http: OutboundHttp) -> None:
+        self.http = http
+
+    @staticmethod
+    def _url(instance_url: str, path: str) -> str:
+        return instance_url.rstrip("/") + path
+
+    @staticmethod
+    def _auth(token: SecretStr) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token.get_secret_value()}"}
+
+    def verify(self, instance_url: str, access_token: SecretStr) -> MastodonAccount:
+        """Check a token: ``verify_credentials`` then ``/api/v2/instance``.
+
+        Raises
+        ------
+        CredentialsRefusedError
+            On 401/403/422 (the instance's ``error`` quoted), or when the URL policy refuses
+            ``instance_url``.
+        OutboundError
+            When the instance cannot be reached, answers 5xx or 429, or answers nonsense.
+        """
+        try:
+            answer = self.http.request(
+                "GET",
+                self._url(instance_url, "/api/v1/accounts/verify_credentials"),
+                headers=self._auth(access_token),
+            )
+        except DestinationRefusedError as exc:
+            raise CredentialsRefusedError(f"instance_url refused: {exc}") from exc
+        if answer.status in (401, 403, 422):
+            raise CredentialsRefusedError(
+                f"Mastodon refused the access token: {error_message(answer)}"
+            )
+        account = answer.json_object()
+        if answer.status != 200 or not account.get("id"):
+            raise OutboundError(
+                f"Mastodon answered HTTP {answer.status} to verify_credentials", maybe_sent=False
+            )
+        instance = self.http.request("GET", self._url(instance_url, "/api/v2/instance"))
+        statuses: dict[str, Any] = {}
+        if instance.status == 200:
+            configuration = instance.json_object().get("configuration")
+            if isinstance(configuration, dict) and isinstance(configuration.get("statuses"), dict):
+                statuses = configuration["statuses"]
+        elif instance.status >= 500 or instance.status == 429:
+            raise OutboundError(
+                f"Mastodon answered HTTP {instance.status} to /api/v2/instance", maybe_sent=False
+            )
+        return MastodonAccount(
+            account_id=str(account["id"]),
+            acct=str(account.get("acct") or account.get("username") or ""),
+            url=account.get("url") if isinstance(account.get("url"), str) else None,
+            limits=mastodon_limits(
+                statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
+            ),
+        )
+
+    def post_status(
+        self, access: MastodonAccess, text: str, *, idempotency_key: str, language: str | None
+    ) -> HttpAnswer:
+        """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer)."""
+        body: dict[str, Any] = {"status": text}
+        if language:
+            body["language"] = language
+        return self.http.request(
+            "POST",
+            self._url(access.instance_url, "/api/v1/statuses"),
+            json_body=body,
+            headers={**self._auth(access.access_token), "Idempotency-Key": idempotency_key},
+        )
+
+    def find_status(
+        self, access: MastodonAccess, text: str, *, since: datetime
+    ) -> dict[str, Any] | None:
+        """A status of the account created at or after ``since`` whose text is ``text``.
+
+        Raises
+        ------
+        OutboundError
+            Without an answer.
+        RetryableDeliveryError
+            When the listing is not a 200 (the search must succeed before posting again).
+        """
+        url = self._url(access.instance_url, f"/api/v1/accounts/{access.account_id}/statuses")
+        query = {"limit": str(RECENT_STATUSES_LIMIT), "exclude_reblogs": "true"}
+        answer = self.http.request("GET", url, query=query, headers=self._auth(access.access_token))
+        if answer.status in (401, 403):
+            # A token with only write:statuses may not read: the listing is public without one.
+            answer = self.http.request("GET", url, query=query)
+        if answer.status != 200 or not isinstance(answer.json(), list):
+            raise _answer_error(answer, "reading recent statuses")
+        wanted = _comparable(text)
+        for status in answer.json():
+            if not isinstance(status, dict) or not _created_since(status, since):
+                continue
+            if status_text(str(status.get("content") or "")) != wanted:
+                continue
+            source = self.http.request(
+                "GET",
+                self._url(access.instance_url, f"/api/v1/statuses/{status.get('id')}/source"),
+                headers=self._auth(access.access_token),
+            )
+            if source.status == 200 and source.json_object().get("text") not in (None, text):
+                continue  # same visible text, different source: not ours
+            return status
+        return None
+
+
+def _created_since(status: dict[str, Any], since: datetime) -> bool:
+    try:
+        created = datetime.fromisoformat(str(status.get("created_at")).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return created.tzinfo is not None and created >= since
+
+
+def _answer_error(answer: HttpAnswer, doing: str) -> RetryableDeliveryError:
+    return RetryableDeliveryError(
+        f"mastodon answered HTTP {answer.status} {doing}: {error_message(answer)}",
+        http_status=answer.status,
+    )
+
+
+AccessLoader = Callable[[Channel], MastodonAccess]
+
+
+class MastodonAdapter:
+    """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``mastodon`` channels.
+
+    Parameters
+    ----------
+    settings
+        ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
+    access
+        ``channel -> MastodonAccess`` (decrypts the channel's credentials).
+    transport, resolver
+        Injectable for tests.
+    budget
+        The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
+    """
+
+    platform = NETWORK
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        access: AccessLoader,
+        transport: MethodTransport | None = None,
+        resolver: Resolver | None = None,
+        budget: RateLimitBudget | None = None,
+    ) -> None:
+        self.client = MastodonClient(
+            OutboundHttp(
+                allowed_origins=settings.allowed_origins,
+                timeout_seconds=settings.DELIVERY_TIMEOUT_SECONDS,
+                transport=transport,
+                resolver=resolver,
+            )
+        )
+        self.access = access
+        self.budget = budget or RateLimitBudget()
+
+    def deliver(
+        self, channel: Channel, request: DeliveryRequest, *, now: datetime
+    ) -> DeliveryResult:
+        """Publish ``request.content`` as a status of ``channel``'s account (see the module
+        docstring for the outcomes).
+
+        Raises
+        ------
+        RetryableDeliveryError
+            On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
+        """
+        refused = needs_reauthorization(channel)
+        if refused is not None:
+            return refused
+        self.budget.check(channel.channel_id, network=NETWORK, now=now)
+        access = self.access(channel)
+        broken = check_length(NETWORK, request.content, access.limits)
+        if broken:
+            return DeliveryResult(
+                outcome="failed", reason="too_long", error=broken[0].message(channel.name)
+            )
+        try:
+            found = self._already_published(access, request, now=now)
+            if found is not None:
+                return found
+            answer = self.client.post_status(
+                access,
+                request.content,
+                idempotency_key=request.idempotency_key,
+                language=request.language,
+            )
+        except DestinationRefusedError as exc:
+            return DeliveryResult(outcome="failed", error=f"destination refused: {exc}")
+        except OutboundError as exc:
+            raise retryable(NETWORK, exc) from exc
+        return self._outcome(channel, answer, now=now)
+
+    def _already_published(
+        self, access: MastodonAccess, request: DeliveryRequest, *, now: datetime
+    ) -> DeliveryResult | None:
+        first = request.first_attempt_at
+        if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
+            return None  # the Idempotency-Key still answers for an earlier attempt
+        status = self.client.find_status(
+            access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
+        )
+        if status is None:
+            return None
+        return DeliveryResult(
+            outcome="published",
+            http_status=200,
+            remote_id=str(status.get("id")),
+            remote_url=status.get("url") or status.get("uri"),
+        )
+
+    def _outcome(self, channel: Channel, answer: HttpAnswer, *, now: datetime) -> DeliveryResult:
+        wait = self.budget.note(channel.channel_id, answer, now=now)
+        status = answer.status
+        if status == 200:
+            data = answer.json_object()
+            if not data.get("id"):
+                raise _answer_error(answer, "without a status id")
+            return DeliveryResult(
+                outcome="published",
+                http_status=status,
+                remote_id=str(data["id"]),
+                remote_url=data.get("url") or data.get("uri"),
+            )
+        if status in (401, 403):
+            return DeliveryResult(
+                outcome="failed",
+                http_status=status,
+                reason="reauthorization_required",
+                error=f"Mastodon refused the access token: {error_message(answer)}",
+            )
+        if status == 429:
+            raise RetryableDeliveryError(
+                "mastodon answered 429 Too Many Requests",
+                http_status=429,
+                rate_limited=True,
+                retry_after_seconds=rate_limit_wait_seconds(answer, now=now) or wait,
+            )
+        if status >= 500:
+            raise _answer_error(answer, "to POST /api/v1/statuses")
+        return DeliveryResult(
+            outcome="failed",
+            http_status=status,
+            reason="refused",
+            error=f"Mastodon refused the status (HTTP {status}): {error_message(answer)}",
+        )

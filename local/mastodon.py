@@ -1,0 +1,376 @@
+"""A Mastodon API stand-in: the documented subset the ``mastodon`` adapter uses, for ``make
+mastodon``, ``make run`` and the contract tests. Binds to 127.0.0.1 only.
+
+No Mastodon-compatible server installs from the reachable registries, and the one mock on PyPI
+(``mastodon-mock``) keeps idempotency keys forever and sends ``X-RateLimit-Reset`` as epoch
+seconds, so this stand-in is written to the documentation (docs/decisions.md N3):
+
+- ``GET /api/v1/accounts/verify_credentials`` (401 ``{"error": "The access token is invalid"}``
+  for an unknown or revoked token) and ``GET /api/v2/instance``
+  (``configuration.statuses.max_characters``, ``characters_reserved_per_url``).
+- ``POST /api/v1/statuses`` (JSON or form): 422 for blank or over-long text; an
+  ``Idempotency-Key`` seen in the last hour (:attr:`MastodonStandIn.idempotency_seconds`) for
+  the same account answers the status created then, without a second one
+  (https://docs.joinmastodon.org/methods/statuses/#create).
+- ``GET /api/v1/accounts/{id}/statuses`` (newest first, ``limit``; public without a token, 403
+  for a token without a read scope) and ``GET /api/v1/statuses/{id}/source``.
+- Rate limits per token: ``X-RateLimit-Limit/-Remaining/-Reset`` on every authenticated answer
+  (reset as an ISO 8601 instant), 429 ``{"error": "Too many requests"}`` once spent
+  (https://docs.joinmastodon.org/api/rate-limits/).
+
+Test controls (in process, or over HTTP under ``/_stand_in/``): create accounts, revoke tokens,
+change the instance's limits, fail the next requests with a status, or **lose** the next answers
+(the request is processed, then the connection is closed with no answer). Time comes from an
+injectable clock, so the one-hour key window is tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from scheduled_posts.platforms.text_length import mastodon_length
+
+Clock = Callable[[], datetime]
+
+
+def _iso(when: datetime) -> str:
+    return when.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class Account:
+    """A stand-in account and its token."""
+
+    id: str
+    username: str
+    token: str
+    revoked: bool = False
+    #: False: a token with ``write:statuses`` only (reading answers 403, as Mastodon does).
+    can_read: bool = True
+
+
+@dataclass
+class Status:
+    """A stored status (``text`` is the source, ``content`` the rendered HTML)."""
+
+    id: str
+    account_id: str
+    text: str
+    created_at: datetime
+    language: str | None = None
+
+    def content(self) -> str:
+        escaped = html.escape(self.text, quote=False)
+        escaped = re.sub(r"(?<![\w/=])@([A-Za-z0-9_]+)@[\w.-]+\w", r"@\1", escaped)
+        return "<p>" + escaped.replace("\n", "<br />") + "</p>"
+
+
+@dataclass
+class _Window:
+    started: datetime
+    used: int = 0
+
+
+@dataclass
+class MastodonStandIn:
+    """The stand-in's state; :meth:`serve` starts it on ``127.0.0.1``.
+
+    ``rate_limit`` requests per ``rate_window_seconds`` per token (Mastodon's default is 300
+    per 5 minutes); ``idempotency_seconds`` how long a key answers (Mastodon: about an hour).
+    """
+
+    clock: Clock = field(default=lambda: datetime.now(UTC))
+    domain: str = "mastodon.local"
+    max_characters: int | None = 500
+    characters_reserved_per_url: int | None = 23
+    rate_limit: int = 300
+    rate_window_seconds: int = 300
+    idempotency_seconds: int = 3600
+    accounts: dict[str, Account] = field(default_factory=dict)
+    statuses: list[Status] = field(default_factory=list)
+    _keys: dict[tuple[str, str], tuple[str, datetime]] = field(default_factory=dict)
+    _windows: dict[str, _Window] = field(default_factory=dict)
+    _faults: list[tuple[str, int]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next_id: int = 100
+
+    # -- controls --------------------------------------------------------------------------------
+
+    def add_account(self, username: str, token: str | None = None) -> Account:
+        """A new account with a fresh (or given) token."""
+        with self._lock:
+            self._next_id += 1
+            account = Account(
+                id=str(self._next_id), username=username, token=token or secrets.token_hex(16)
+            )
+            self.accounts[account.token] = account
+            return account
+
+    def revoke(self, token: str) -> None:
+        """Make ``token`` answer 401 from now on."""
+        self.accounts[token].revoked = True
+
+    def lose_next_answers(self, count: int = 1, path: str = "/api/v1/statuses") -> None:
+        """Process the next ``count`` requests to ``path``, then drop the connection unanswered."""
+        self._faults.extend([(path, 0)] * count)
+
+    def fail_next(self, status: int, count: int = 1, path: str = "/api/v1/statuses") -> None:
+        """Answer the next ``count`` requests to ``path`` with ``status`` (not processed)."""
+        self._faults.extend([(path, status)] * count)
+
+    def statuses_of(self, account: Account) -> list[Status]:
+        """The account's statuses, oldest first."""
+        return [s for s in self.statuses if s.account_id == account.id]
+
+    def _fault(self, path: str) -> int | None:
+        with self._lock:
+            for index, (where, status) in enumerate(self._faults):
+                if where == path:
+                    del self._faults[index]
+                    return status
+        return None
+
+    # -- the API ---------------------------------------------------------------------------------
+
+    def _rate(self, token: str, now: datetime) -> tuple[dict[str, str], bool]:
+        with self._lock:
+            window = self._windows.get(token)
+            if window is None or now >= window.started + timedelta(
+                seconds=self.rate_window_seconds
+            ):
+                window = self._windows[token] = _Window(started=now)
+            window.used += 1
+            spent = window.used > self.rate_limit
+            reset = window.started + timedelta(seconds=self.rate_window_seconds)
+            headers = {
+                "X-RateLimit-Limit": str(self.rate_limit),
+                "X-RateLimit-Remaining": str(max(0, self.rate_limit - window.used)),
+                "X-RateLimit-Reset": _iso(reset),
+            }
+            return headers, spent
+
+    def handle(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        """One request -> ``(status, headers, JSON body)``."""
+        now = self.clock()
+        if path == "/api/v2/instance" and method == "GET":
+            statuses: dict[str, int] = {}
+            if self.max_characters is not None:
+                statuses["max_characters"] = self.max_characters
+            if self.characters_reserved_per_url is not None:
+                statuses["characters_reserved_per_url"] = self.characters_reserved_per_url
+            return 200, {}, {"domain": self.domain, "configuration": {"statuses": statuses}}
+        token = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        listing = re.fullmatch(r"/api/v1/accounts/([^/]+)/statuses", path)
+        if not token and listing and method == "GET":  # public without a token (public posts)
+            return 200, {}, self._list(listing.group(1), query)
+        account = self.accounts.get(token)
+        if account is None or account.revoked:
+            return 401, {}, {"error": "The access token is invalid"}
+        rate_headers, spent = self._rate(token, now)
+        if spent:
+            return 429, rate_headers, {"error": "Too many requests"}
+        status, answer = self._route(
+            method, path, query=query, headers=headers, body=body, account=account, now=now
+        )
+        return status, rate_headers, answer
+
+    def _route(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str],
+        headers: dict[str, str],
+        body: Any,
+        account: Account,
+        now: datetime,
+    ) -> tuple[int, Any]:
+        if path == "/api/v1/accounts/verify_credentials" and method == "GET":
+            return 200, self._account_json(account)
+        if path == "/api/v1/statuses" and method == "POST":
+            return self._post_status(account, headers.get("idempotency-key"), body, now)
+        reading = method == "GET" and (path.endswith("/statuses") or path.endswith("/source"))
+        if reading and not account.can_read:
+            return 403, {"error": "This action is outside the authorized scopes"}
+        match = re.fullmatch(r"/api/v1/accounts/([^/]+)/statuses", path)
+        if match and method == "GET":
+            return 200, self._list(match.group(1), query)
+        match = re.fullmatch(r"/api/v1/statuses/([^/]+)/source", path)
+        if match and method == "GET":
+            found = next((s for s in self.statuses if s.id == match.group(1)), None)
+            if found is None:
+                return 404, {"error": "Record not found"}
+            return 200, {"id": found.id, "text": found.text, "spoiler_text": ""}
+        return 404, {"error": "Not found"}
+
+    def _post_status(
+        self, account: Account, key: str | None, body: Any, now: datetime
+    ) -> tuple[int, Any]:
+        with self._lock:
+            if key:
+                seen = self._keys.get((account.id, key))
+                if seen and now - seen[1] < timedelta(seconds=self.idempotency_seconds):
+                    status = next(s for s in self.statuses if s.id == seen[0])
+                    return 200, self._status_json(status)
+            text = str((body or {}).get("status") or "")
+            if not text.strip():
+                return 422, {"error": "Validation failed: Text can't be blank"}
+            limit = self.max_characters or 500
+            if mastodon_length(text, self.characters_reserved_per_url or 23) > limit:
+                return 422, {
+                    "error": f"Validation failed: Text character limit of {limit} exceeded"
+                }
+            self._next_id += 1
+            status = Status(
+                id=str(self._next_id),
+                account_id=account.id,
+                text=text,
+                created_at=now,
+                language=(body or {}).get("language"),
+            )
+            self.statuses.append(status)
+            if key:
+                self._keys[(account.id, key)] = (status.id, now)
+            return 200, self._status_json(status)
+
+    def _list(self, account_id: str, query: dict[str, str]) -> list[dict[str, Any]]:
+        try:
+            limit = min(40, max(1, int(query.get("limit") or 20)))
+        except ValueError:
+            limit = 20
+        mine = [s for s in self.statuses if s.account_id == account_id]
+        return [self._status_json(s) for s in reversed(mine)][:limit]
+
+    def _account_json(self, account: Account) -> dict[str, Any]:
+        return {
+            "id": account.id,
+            "username": account.username,
+            "acct": account.username,
+            "url": f"https://{self.domain}/@{account.username}",
+        }
+
+    def _status_json(self, status: Status) -> dict[str, Any]:
+        username = next(a.username for a in self.accounts.values() if a.id == status.account_id)
+        return {
+            "id": status.id,
+            "created_at": _iso(status.created_at),
+            "content": status.content(),
+            "language": status.language,
+            "url": f"https://{self.domain}/@{username}/{status.id}",
+            "uri": f"https://{self.domain}/users/{username}/statuses/{status.id}",
+            "account": {"id": status.account_id, "username": username, "acct": username},
+        }
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    def serve(self, port: int = 0) -> ThreadingHTTPServer:
+        """Listen on ``127.0.0.1:port`` (0: a free port) in a daemon thread; returns the server
+        (``server.server_address[1]`` is the port; ``server.shutdown()`` stops it)."""
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _serve(self, method: str) -> None:
+                parts = urlsplit(self.path)
+                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                if parts.path.startswith("/_stand_in/"):
+                    status, answer = stand_in._control(parts.path, _body(raw, headers))
+                    return self._answer(status, {}, answer)
+                fault = stand_in._fault(parts.path)
+                if fault is not None and fault != 0:
+                    return self._answer(fault, {}, {"error": HTTPStatus(fault).phrase})
+                status, extra, answer = stand_in.handle(
+                    method, parts.path, query, headers, _body(raw, headers)
+                )
+                if fault == 0:  # processed; the answer is lost on the way back
+                    self.close_connection = True
+                    self.connection.close()
+                    return None
+                return self._answer(status, extra, answer)
+
+            def _answer(self, status: int, extra: dict[str, str], answer: Any) -> None:
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._serve("GET")
+
+            def do_POST(self) -> None:
+                self._serve("POST")
+
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    def _control(self, path: str, body: Any) -> tuple[int, Any]:
+        body = body or {}
+        if path == "/_stand_in/accounts":
+            account = self.add_account(str(body.get("username") or "alice"), body.get("token"))
+            return 200, {"id": account.id, "username": account.username, "token": account.token}
+        if path == "/_stand_in/revoke":
+            self.revoke(str(body.get("token")))
+            return 200, {"revoked": True}
+        if path == "/_stand_in/statuses":
+            return 200, [{**self._status_json(s), "text": s.text} for s in self.statuses]
+        return 404, {"error": "Not found"}
+
+
+def _body(raw: bytes, headers: dict[str, str]) -> Any:
+    if not raw:
+        return None
+    if headers.get("content-type", "").startswith("application/json"):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+    return {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``make mastodon``: serve on ``127.0.0.1:<port>`` with one account and print its token."""
+    parser = argparse.ArgumentParser(description="Mastodon API stand-in on 127.0.0.1")
+    parser.add_argument("--port", type=int, default=9300)
+    parser.add_argument("--username", default="alice")
+    parser.add_argument("--token", default=None)
+    args = parser.parse_args(argv)
+    stand_in = MastodonStandIn()
+    account = stand_in.add_account(args.username, args.token)
+    server = stand_in.serve(args.port)
+    port = server.server_address[1]
+    print(f"Mastodon stand-in at http://127.0.0.1:{port} (account @{account.username})")
+    print(f"access_token: {account.token}")
+    print("POST /_stand_in/accounts {'username'} adds one; POST /_stand_in/revoke {'token'}")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    main()

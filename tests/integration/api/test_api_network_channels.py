@@ -1,0 +1,330 @@
+"""Mastodon and Bluesky channels through the API: credential checks with the network (the
+Mastodon stand-in; a refusing or unreachable network), sealed credentials, PATCH (issue 12)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from local.mastodon import Account, MastodonStandIn
+from scheduled_posts.api_app import get_dependencies
+from tests.support.api import ApiClient, install_api, uninstall_api
+from tests.support.fixtures import AwsResources
+
+
+@pytest.fixture
+def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
+    state = MastodonStandIn(max_characters=800, characters_reserved_per_url=30)
+    server = state.serve(0)
+    try:
+        yield state, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def api(aws: AwsResources, clock: Any) -> Iterator[ApiClient]:
+    key_id = boto3.client("kms", region_name="us-east-1").create_key()["KeyMetadata"]["KeyId"]
+    settings = aws.settings.model_copy(
+        update={"OUTBOUND_ALLOWED_ORIGINS": "http://127.0.0.1", "CREDENTIALS_KEY_ID": key_id}
+    )
+    install_api(settings, clock)
+    yield ApiClient("alice")
+    uninstall_api()
+
+
+@pytest.fixture
+def account(stand_in: tuple[MastodonStandIn, str]) -> Account:
+    return stand_in[0].add_account("alice", token="tok-alice-secret-0001")
+
+
+def mastodon_body(base: str, token: str) -> dict[str, Any]:
+    return {"platform": "mastodon", "name": "toots", "instance_url": base, "access_token": token}
+
+
+def channel_item(aws: AwsResources, owner: str, channel_id: str) -> dict[str, Any]:
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(aws.settings.POSTS_TABLE_NAME)
+    return table.get_item(Key={"pk": f"OWNER#{owner}", "sk": f"CHANNEL#{channel_id}"})["Item"]
+
+
+def test_create_mastodon_channel_returns_account_and_instance_limits(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    assert answer.status == 201, answer.json
+    assert answer.json["account"] == {
+        "id": account.id,
+        "acct": "alice",
+        "did": None,
+        "handle": None,
+    }
+    assert answer.json["limits"]["max_characters"] == 800
+    assert answer.json["limits"]["characters_reserved_per_url"] == 30
+    assert (answer.json["status"], answer.json["signing_secret"]) == ("active", None)
+    assert answer.json["url"] == stand_in[1]
+
+
+def test_mastodon_token_never_in_answers_items_or_logs(
+    api: ApiClient,
+    aws: AwsResources,
+    stand_in: tuple[MastodonStandIn, str],
+    account: Account,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    listed = api.get("/v1/channels")
+    item = channel_item(aws, "alice", created.json["channel_id"])
+    captured = capsys.readouterr()
+    for text in (
+        json.dumps(created.json),
+        json.dumps(listed.json),
+        json.dumps(item, default=str),
+        captured.out + captured.err,
+    ):
+        assert account.token not in text
+    assert json.loads(item["credentials"])["v"] == 1
+
+
+def test_sealed_credentials_open_to_the_token(
+    api: ApiClient, aws: AwsResources, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    channel = get_dependencies().channels.get("alice", created.json["channel_id"])
+    assert channel is not None
+    access = get_dependencies().channel_secrets.mastodon_access(channel)
+    assert access.access_token.get_secret_value() == account.token
+    assert access.account_id == account.id
+
+
+def test_create_mastodon_channel_refused_token_is_422_quoting_the_instance(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str]
+) -> None:
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1], "not-a-valid-token-42"))
+    assert answer.status == 422
+    [error] = answer.json["errors"]
+    assert error["loc"] == ["body", "access_token"]
+    assert "The access token is invalid" in error["msg"]
+    assert "not-a-valid-token-42" not in json.dumps(answer.json)
+    assert api.get("/v1/channels").json["items"] == []
+
+
+def test_create_mastodon_channel_unreachable_instance_is_502_nothing_stored(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    stand_in[0].fail_next(503, path="/api/v1/accounts/verify_credentials")
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    assert answer.status == 502
+    assert answer.headers["Content-Type"] == "application/problem+json"
+    assert api.get("/v1/channels").json["items"] == []
+
+
+def test_create_mastodon_channel_private_instance_url_is_422(api: ApiClient) -> None:
+    body = mastodon_body("https://10.0.0.8", "tok")
+    answer = api.post("/v1/channels", body)
+    assert answer.status == 422
+    assert answer.json["errors"][0]["loc"] == ["body", "instance_url"]
+
+
+def test_create_mastodon_channel_without_token_is_422(api: ApiClient) -> None:
+    answer = api.post(
+        "/v1/channels", {"platform": "mastodon", "name": "t", "instance_url": "https://m.example"}
+    )
+    assert answer.status == 422
+
+
+def test_create_webhook_channel_with_a_token_field_is_422(api: ApiClient) -> None:
+    body = {"platform": "webhook", "name": "w", "url": "https://hooks.example.com/in"}
+    answer = api.post("/v1/channels", {**body, "access_token": "x"})
+    assert answer.status == 422
+
+
+def test_patch_mastodon_channel_replaces_token_and_reactivates(
+    api: ApiClient,
+    aws: AwsResources,
+    stand_in: tuple[MastodonStandIn, str],
+    account: Account,
+) -> None:
+    created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json
+    channel_id = created["channel_id"]
+    repo = get_dependencies().channels
+    from scheduled_posts.models.network import ChannelStatus
+
+    repo.set_status("alice", channel_id, ChannelStatus.NEEDS_REAUTHORIZATION, reason="HTTP 401")
+    assert api.get(f"/v1/channels/{channel_id}").json["status"] == "needs_reauthorization"
+    fresh = stand_in[0].add_account("alice2", token="tok-fresh-0002")
+    answer = api.patch(
+        f"/v1/channels/{channel_id}", {"name": "renamed", "access_token": fresh.token}
+    )
+    assert answer.status == 200, answer.json
+    assert (answer.json["name"], answer.json["status"]) == ("renamed", "active")
+    assert answer.json["account"]["id"] == fresh.id
+    channel = repo.get("alice", channel_id)
+    assert channel is not None
+    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    assert opened.access_token.get_secret_value() == fresh.token
+
+
+def test_patch_with_refused_token_is_422_and_keeps_the_old_one(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
+        "channel_id"
+    ]
+    answer = api.patch(f"/v1/channels/{channel_id}", {"access_token": "revoked-token"})
+    assert answer.status == 422
+    channel = get_dependencies().channels.get("alice", channel_id)
+    assert channel is not None
+    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    assert opened.access_token.get_secret_value() == account.token
+
+
+def test_patch_mastodon_channel_with_a_bluesky_field_is_422(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
+        "channel_id"
+    ]
+    answer = api.patch(f"/v1/channels/{channel_id}", {"app_password": "x"})
+    assert answer.status == 422
+    assert answer.json["errors"][0]["loc"] == ["body", "app_password"]
+
+
+def test_patch_webhook_url_is_checked_by_the_url_policy(api: ApiClient) -> None:
+    channel_id = api.create_channel()
+    bad = api.patch(f"/v1/channels/{channel_id}", {"url": "https://127.0.0.1/in"})
+    good = api.patch(f"/v1/channels/{channel_id}", {"url": "https://hooks.example.com/new"})
+    assert bad.status == 422
+    assert (good.status, good.json["url"]) == (200, "https://hooks.example.com/new")
+
+
+def test_patch_other_users_channel_is_404(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
+        "channel_id"
+    ]
+    assert ApiClient("bob").patch(f"/v1/channels/{channel_id}", {"name": "x"}).status == 404
+
+
+def test_create_bluesky_channel_on_the_reference_pds_returns_did_and_limits(
+    api: ApiClient, local_pds: Any
+) -> None:
+    account = local_pds.create_account("apichan")
+    answer = api.post(
+        "/v1/channels",
+        {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": local_pds.url,
+            "handle": account.handle,
+            "app_password": account.app_password,
+        },
+    )
+    assert answer.status == 201, answer.json
+    assert answer.json["account"]["did"] == account.did
+    assert answer.json["account"]["handle"] == account.handle
+    assert answer.json["limits"] == {
+        "max_characters": None,
+        "characters_reserved_per_url": None,
+        "max_graphemes": 300,
+        "max_bytes": 3000,
+    }
+    assert account.app_password not in json.dumps(answer.json)
+    channel = get_dependencies().channels.get("alice", answer.json["channel_id"])
+    assert channel is not None and channel.session  # the check's session is cached, sealed
+    session = get_dependencies().channel_secrets.open_session(channel)
+    assert session is not None and session.did == account.did
+
+
+def test_create_bluesky_channel_wrong_app_password_is_422_quoting_the_pds(
+    api: ApiClient, local_pds: Any
+) -> None:
+    account = local_pds.create_account("apiwrong")
+    answer = api.post(
+        "/v1/channels",
+        {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": local_pds.url,
+            "handle": account.handle,
+            "app_password": "aaaa-bbbb-cccc-dddd",
+        },
+    )
+    assert answer.status == 422
+    assert answer.json["errors"][0]["loc"] == ["body", "app_password"]
+    assert "Invalid identifier or password" in answer.json["errors"][0]["msg"]
+
+
+PUBLISH_AT = "2026-11-29T13:00:00Z"
+
+
+def test_post_over_the_mastodon_limit_is_422_naming_channel_rule_count_limit(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
+        "channel_id"
+    ]
+    url = "https://example.com/" + "p" * 100  # counts as 30 on this instance
+    fits = "x" * (800 - 31) + " " + url
+    over = "x" * (800 - 30) + " " + url
+    assert api.schedule(PUBLISH_AT, [channel_id], fits)["content"] == fits
+    answer = api.post(
+        "/v1/scheduled-posts",
+        {"content": over, "publish_at": PUBLISH_AT, "channel_ids": [channel_id]},
+    )
+    assert answer.status == 422
+    [error] = answer.json["errors"]
+    assert error["loc"] == ["body", "content"]
+    assert "channel toots" in error["msg"] and channel_id in error["msg"]
+    assert "at most 800 characters" in error["msg"]
+    assert "the text has 801, the limit is 800" in error["msg"]
+
+
+def test_edit_over_the_bluesky_limit_is_422_and_keeps_the_post(
+    api: ApiClient, local_pds: Any
+) -> None:
+    account = local_pds.create_account("apiedit")
+    channel_id = api.post(
+        "/v1/channels",
+        {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": local_pds.url,
+            "handle": account.handle,
+            "app_password": account.app_password,
+        },
+    ).json["channel_id"]
+    post = api.schedule(PUBLISH_AT, [channel_id], "short")
+    zwj = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    answer = api.patch(f"/v1/scheduled-posts/{post['schedule_id']}", {"content": zwj * 301})
+    assert answer.status == 422
+    assert "the text has 301, the limit is 300" in answer.json["errors"][0]["msg"]
+    assert api.get(f"/v1/scheduled-posts/{post['schedule_id']}").json["content"] == "short"
+
+
+def test_webhook_channel_has_no_length_rule_beyond_the_api_maximum(api: ApiClient) -> None:
+    channel_id = api.create_channel()
+    assert api.schedule(PUBLISH_AT, [channel_id], "y" * 5000)["content"] == "y" * 5000
+
+
+def test_post_language_is_stored_shown_and_editable(api: ApiClient) -> None:
+    channel_id = api.create_channel()
+    body = {"content": "olá", "publish_at": PUBLISH_AT, "channel_ids": [channel_id]}
+    created = api.post("/v1/scheduled-posts", {**body, "language": "pt-BR"})
+    assert (created.status, created.json["language"]) == (201, "pt-BR")
+    patched = api.patch(f"/v1/scheduled-posts/{created.json['schedule_id']}", {"language": "pt"})
+    assert (patched.status, patched.json["language"]) == (200, "pt")
+
+
+@pytest.mark.parametrize("language", ["english!", "e", "en_US", "x" * 40])
+def test_post_language_not_bcp47_is_422(api: ApiClient, language: str) -> None:
+    channel_id = api.create_channel()
+    body = {"content": "hi", "publish_at": PUBLISH_AT, "channel_ids": [channel_id]}
+    answer = api.post("/v1/scheduled-posts", {**body, "language": language})
+    assert answer.status == 422
+    assert answer.json["errors"][0]["loc"] == ["body", "language"]

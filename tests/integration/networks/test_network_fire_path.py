@@ -1,0 +1,183 @@
+"""A post scheduled through the API reaches Mastodon (the stand-in) and Bluesky (the reference
+PDS) once each through the real fire path (sweeper -> SQS -> worker), with ``remote_url`` in
+``GET`` and in the attempts; revoked credentials end as ``reauthorization_required`` and the
+channel says so (issue 12)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from moto import mock_aws
+
+from local.bluesky import LocalPds
+from local.mastodon import MastodonStandIn
+from scheduled_posts.clock import format_instant
+from scheduled_posts.logic.network_delivery import default_adapters
+from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.platforms.bluesky import BlueskyClient
+from scheduled_posts.platforms.http import OutboundHttp
+from tests.integration.dispatch.conftest import FirePath, build_fire_path
+from tests.support.api import ApiClient, install_api, uninstall_api
+from tests.support.clock import SimClock
+
+
+class NetworkFirePath(FirePath):
+    """The fire path with the production adapters of every platform."""
+
+    def build_publisher(self) -> Publisher:
+        return Publisher(
+            self.settings,
+            store=self.store,
+            queue=self.queue,
+            adapters=default_adapters(self.settings),
+            clock=self.clock,
+        )
+
+
+@pytest.fixture
+def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
+    state = MastodonStandIn()
+    server = state.serve(0)
+    try:
+        yield state, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def world(clock: SimClock) -> Iterator[tuple[NetworkFirePath, ApiClient]]:
+    with mock_aws():
+        base = build_fire_path(
+            clock,
+            OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1",
+            WRITE_SHARD_COUNT=2,
+            RETRY_BASE_SECONDS=2.0,
+            RETRY_CAP_SECONDS=60.0,
+        )
+        fire = NetworkFirePath(
+            aws=base.aws,
+            clock=clock,
+            receiver=base.receiver,
+            adapter=base.adapter,
+            store=base.store,
+            queue=base.queue,
+            due_index=base.due_index,
+        )
+        install_api(fire.settings, clock)
+        yield fire, ApiClient("alice")
+        uninstall_api()
+
+
+def bluesky_posts(pds: LocalPds, did: str) -> list[dict[str, Any]]:
+    http = OutboundHttp(allowed_origins=["http://127.0.0.1"], timeout_seconds=20)
+    answer = BlueskyClient(http).http.request(
+        "GET",
+        f"{pds.url}/xrpc/com.atproto.repo.listRecords",
+        query={"repo": did, "collection": "app.bsky.feed.post"},
+    )
+    return list(answer.json_object()["records"])
+
+
+def make_channels(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], pds: LocalPds, name: str
+) -> tuple[str, str, str, Any]:
+    mastodon_account = stand_in[0].add_account(name)
+    bluesky_account = pds.create_account(name)
+    mastodon = api.post(
+        "/v1/channels",
+        {
+            "platform": "mastodon",
+            "name": "toots",
+            "instance_url": stand_in[1],
+            "access_token": mastodon_account.token,
+        },
+    )
+    bluesky = api.post(
+        "/v1/channels",
+        {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": pds.url,
+            "handle": bluesky_account.handle,
+            "app_password": bluesky_account.app_password,
+        },
+    )
+    assert mastodon.status == bluesky.status == 201, (mastodon.json, bluesky.json)
+    return (
+        mastodon.json["channel_id"],
+        bluesky.json["channel_id"],
+        mastodon_account.token,
+        bluesky_account,
+    )
+
+
+def test_post_reaches_mastodon_and_bluesky_once_with_remote_urls(
+    world: tuple[NetworkFirePath, ApiClient],
+    stand_in: tuple[MastodonStandIn, str],
+    local_pds: LocalPds,
+) -> None:
+    fire, api = world
+    mastodon_id, bluesky_id, _, sky = make_channels(api, stand_in, local_pds, "both")
+    publish_at = fire.clock.now() + timedelta(seconds=125)
+    created = api.post(
+        "/v1/scheduled-posts",
+        {
+            "content": "Launch day! #release",
+            "publish_at": format_instant(publish_at),
+            "channel_ids": [mastodon_id, bluesky_id],
+            "language": "en",
+        },
+    )
+    assert created.status == 201, created.json
+    post = created.json
+    fire.driver.run_for(300)
+
+    got = api.get(f"/v1/scheduled-posts/{post['schedule_id']}").json
+    assert got["status"] == "published", got
+    deliveries = {d["channel_id"]: d for d in got["deliveries"]}
+    [status] = stand_in[0].statuses
+    assert status.created_at >= publish_at  # never early
+    assert deliveries[mastodon_id]["remote_url"] == (f"https://mastodon.local/@both/{status.id}")
+    assert status.language == "en"
+    [record] = bluesky_posts(local_pds, sky.did)
+    assert record["value"]["langs"] == ["en"]
+    assert record["value"]["facets"][0]["features"][0]["tag"] == "release"
+    rkey = record["uri"].rsplit("/", 1)[-1]
+    assert deliveries[bluesky_id]["remote_url"] == (
+        f"https://bsky.app/profile/{sky.did}/post/{rkey}"
+    )
+    assert deliveries[bluesky_id]["remote_id"] == record["uri"]
+    attempts = api.get(f"/v1/scheduled-posts/{post['schedule_id']}/attempts").json["items"]
+    assert {a["channel_id"]: a["remote_url"] for a in attempts} == {
+        mastodon_id: deliveries[mastodon_id]["remote_url"],
+        bluesky_id: deliveries[bluesky_id]["remote_url"],
+    }
+
+
+def test_revoked_token_fails_reauthorization_required_and_marks_the_channel(
+    world: tuple[NetworkFirePath, ApiClient],
+    stand_in: tuple[MastodonStandIn, str],
+    local_pds: LocalPds,
+) -> None:
+    fire, api = world
+    mastodon_id, bluesky_id, token, _ = make_channels(api, stand_in, local_pds, "revoked")
+    stand_in[0].revoke(token)
+    post = api.schedule(
+        format_instant(fire.clock.now() + timedelta(seconds=125)), [mastodon_id, bluesky_id]
+    )
+    fire.driver.run_for(300)
+
+    got = api.get(f"/v1/scheduled-posts/{post['schedule_id']}").json
+    deliveries = {d["channel_id"]: d for d in got["deliveries"]}
+    assert deliveries[mastodon_id]["status"] == "failed"
+    assert deliveries[mastodon_id]["attempts"] == 1  # not retried
+    assert deliveries[mastodon_id]["last_error"].startswith("reauthorization_required: ")
+    assert deliveries[bluesky_id]["status"] == "published"
+    channel = api.get(f"/v1/channels/{mastodon_id}").json
+    assert channel["status"] == "needs_reauthorization"
+    assert "The access token is invalid" in channel["status_reason"]
+    assert stand_in[0].statuses == []
