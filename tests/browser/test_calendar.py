@@ -404,7 +404,7 @@ def test_failed_post_retry_failed_channels_publishes_it(
         expect(item.locator(".badge")).to_have_text(re.compile("Failed"), timeout=30_000)
         item.get_by_role("button").click()
         detail = page.locator("#detail")
-        expect(detail.locator("table").first).to_contain_text("HTTP 422")
+        expect(detail.locator("table").first).to_contain_text("http_422")
         # When the destination accepts again and the user retries the failed channels
         answer["status"] = 200
         detail.get_by_role("button", name="Retry failed channels").click()
