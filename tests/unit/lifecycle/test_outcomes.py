@@ -131,7 +131,10 @@ def test_rate_limited_past_the_misfire_grace_fails() -> None:
         POST, Delivery(channel_id="c1"), started(1), exc, now=T0, policy=POLICY, uniform=top
     )
     assert r.delivery.status == DeliveryStatus.FAILED
-    assert r.delivery.last_error == "rate limited past MISFIRE_GRACE_SECONDS: HTTP 429"
+    assert r.delivery.last_error == (
+        "the destination's wait would end after the misfire window"
+        " (MISFIRE_GRACE_SECONDS): HTTP 429"
+    )
 
 
 def test_in_progress_waits_a_lease_without_using_an_attempt() -> None:
