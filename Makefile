@@ -143,3 +143,9 @@ faults: venv ## Fault suite at scale: make faults N=100000 [FAULT_BUDGET=900 s] 
 
 clean: ## Remove caches and cdk.out (keeps .venv and .cdk)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out
+
+# Mutation run (issue 18): each one-line mutation of tests/mutants/mutations.toml alone, in a
+# scratch copy, against the fault suite at CI size; prints caught/survived (docs/reliability.md).
+.PHONY: mutants
+mutants: venv ## Apply each mutation of tests/mutants/mutations.toml; run the fault suite; table
+	$(PY) -m tests.mutants.run $(MUTANTS_ARGS)

@@ -53,3 +53,17 @@ class SimClock:
     def skewed(self, skew_seconds: float) -> SimClock:
         """Another view of the same simulated time, off by ``skew_seconds``."""
         return SimClock(self._traveller, skew_seconds)
+
+
+class WaitCountingClock(SimClock):
+    """A :class:`SimClock` that counts the waits its owner makes (``sleep``): the fault suite
+    gives it to the worker to count in-Lambda waits (paid time, a lease held longer)."""
+
+    def __init__(self, traveller: time_machine.Coordinates, skew_seconds: float = 0.0) -> None:
+        super().__init__(traveller, skew_seconds)
+        self.waits: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.waits.append(seconds)
+        super().sleep(seconds)

@@ -93,6 +93,8 @@ class Driver:
         self.next_sweep_at = clock.now()
         self.next_watchdog_at = clock.now()
         self.reports: list[BatchReport] = []
+        #: Called with each report that left messages to reappear (failed or crashed).
+        self.on_failed: Callable[[BatchReport], None] | None = None
         self.queue_url = aws.settings.DISPATCH_QUEUE_URL
         self.queue_arn = aws.sqs.get_queue_attributes(
             QueueUrl=self.queue_url, AttributeNames=["QueueArn"]
@@ -136,6 +138,8 @@ class Driver:
             report.error = outcome.exception
             report.failed_ids = outcome.retried
         self.reports.append(report)
+        if report.failed_ids and self.on_failed is not None:
+            self.on_failed(report)
         return report
 
     def poll(self) -> BatchReport | None:

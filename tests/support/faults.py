@@ -25,22 +25,43 @@ clock).
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from scheduled_posts.platforms.webhook import parse_retry_after
 from tests.support.clock import SimClock
 from tests.support.driver import Crash
+from tests.support.lateness import Touch, schedule_id_in
 from tests.support.receiver import Answer, FakeReceiver
 
 #: Steps of the publish path where a worker can be made to crash.
 CRASH_POINTS = ("before_claim", "after_claim", "mid_delivery", "after_2xx", "before_final_write")
 #: Kinds of receiver answer the plan can script (besides a plain 2xx).
 ANSWER_FAULTS = ("5xx", "429", "timeout", "connect_error", "accept_then_timeout")
+#: Retryable statuses the receiver answers (``answer_5xx``), each as often.
+RETRYABLE_STATUSES = (500, 502, 503, 504)
+#: ``Retry-After`` forms sent with a 429 or a 5xx (``None``: no header).
+RETRY_AFTER_FORMS: tuple[str | None, ...] = (None, "1", "3", "5")
+#: Row of the failure table (``tests.support.lag_bounds``) that each role's throttle explains.
+THROTTLE_ROWS = {
+    "api": "promotion_refused",
+    "sweeper": "sweeper_incomplete",
+    "watchdog": "watchdog_incomplete",
+}
+#: ... and each role's refused send.
+REFUSED_SEND_ROWS = {
+    "api": "promotion_refused",
+    "sweeper": "sweeper_send_refused",
+    "watchdog": "watchdog_incomplete",
+    "worker": "follow_up_refused",
+}
 
 
 class WorkerCrash(Crash):
@@ -121,6 +142,17 @@ class FaultPlan:
     #: after a 2xx, throttled saves of a delivery's idempotency record): each may cause one
     #: legitimate raw re-send, so raw re-sends must never exceed it.
     unobserved_2xx: int = 0
+    #: Every fault against the posts it touched (the lateness invariant reads them).
+    touches: list[Touch] = field(default_factory=list)
+    #: Every message sent: ``(role, sender's clock at the send, DelaySeconds, body)``.
+    sends: list[tuple[str, datetime, int, dict[str, Any]]] = field(default_factory=list)
+    #: The reference clock (the worker's); set by the world.
+    now: Callable[[], datetime] | None = None
+    #: The world's backoff settings, to bound a retried answer's wait.
+    retry_base_seconds: float = 30.0
+    retry_cap_seconds: float = 900.0
+    #: The last crash: ``(point, schedule id)`` (the driver spares that post's redelivery).
+    last_crash: tuple[str, str | None] | None = None
     _seen: Counter[str] = field(default_factory=Counter)
     _lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -151,6 +183,20 @@ class FaultPlan:
         with self._lock:
             self.injected[kind] += 1
 
+    def touch(
+        self, row: str, kind: str, schedule_id: str | None, seconds: float | None = None
+    ) -> None:
+        """Record that a fault of ``kind`` may delay ``schedule_id`` (``None``: every post in
+        flight) by the bound of failure-table row ``row`` (or by ``seconds``)."""
+        if self.now is None:
+            return
+        with self._lock:
+            self.touches.append(Touch(row, kind, self.now(), schedule_id, seconds))
+
+    def retry_ceiling(self, n: int) -> float:
+        """The longest full-jitter wait after the ``n+1``-th attempt (seconds)."""
+        return min(self.retry_cap_seconds, self.retry_base_seconds * 2 ** min(n, 30))
+
     def _worker_allowed(self, role: str) -> bool:
         return role != "worker" or self.worker_budget_open
 
@@ -160,6 +206,10 @@ class FaultPlan:
             return
         if self.chance(self.rates.throttle, "throttle", role, operation, identity):
             self.count(f"throttle_{role}")
+            row = THROTTLE_ROWS.get(role)
+            if row is not None:  # a worker's failed record is touched by the driver
+                sid = None if role == "sweeper" else schedule_id_in(identity)
+                self.touch(row, f"throttle_{role}", sid)
             raise throttling_error(operation)
 
     def maybe_crash(self, point: str, identity: str) -> None:
@@ -170,6 +220,11 @@ class FaultPlan:
             self.count(f"crash_{point}")
             if point == "after_2xx":
                 self.unobserved_2xx += 1
+            sid = schedule_id_in(identity)
+            self.last_crash = (point, sid)
+            if point != "before_claim":
+                row = "crash_after_2xx" if point == "after_2xx" else "worker_crash"
+                self.touch(row, f"crash_{point}", sid)
             raise WorkerCrash(f"{point} ({identity})")
 
     # -- the receiver's answers ---------------------------------------------------------------
@@ -203,17 +258,39 @@ class FaultPlan:
             self.count(f"answer_{kind}")
             if kind == "accept_then_timeout":
                 self.unobserved_2xx += 1
+                return Answer.accept_then_timeout()  # accepted now: no lag
+            sid = schedule_id_in(key)
+            retry_after = self._pick("retry-after", key, n, RETRY_AFTER_FORMS)
+            if kind == "429":  # no Retry-After: the service's backoff
+                wait = self._wait(retry_after, None, fallback=self.retry_ceiling(n))
+                self.touch("destination_429", "answer_429", sid, wait)
+                return Answer.rate_limited(retry_after)
+            wait = self._wait(None, self.retry_ceiling(n))
             if kind == "5xx":
-                return Answer.error(503)
-            if kind == "429":
-                return Answer.rate_limited(str(1 + int(self.draw("retry-after", key, n) * 5)))
-            if kind == "timeout":
-                return Answer.timeout()
-            if kind == "connect_error":
-                return Answer.connect_error()
-            return Answer.accept_then_timeout()
+                status = self._pick("status", key, n, RETRYABLE_STATUSES)
+                self.count(f"answer_http_{status}")
+                wait = self._wait(retry_after, self.retry_ceiling(n))
+                self.touch("destination_retry", f"answer_{status}", sid, wait)
+                return Answer.error(status, retry_after=retry_after)
+            self.touch("destination_retry", f"answer_{kind}", sid, wait)
+            return Answer.timeout() if kind == "timeout" else Answer.connect_error()
 
         return respond
+
+    def _pick(self, name: str, key: str, n: int, choices: tuple[Any, ...]) -> Any:
+        return choices[int(self.draw(name, key, n) * len(choices))]
+
+    def _wait(
+        self, retry_after: str | None, ceiling: float | None, *, fallback: float = 0.0
+    ) -> float:
+        """The longest wait the service may choose for an answer: its ``Retry-After`` (read by
+        the service's own parser), at least the backoff ``ceiling``; plus one second for the
+        retry message's ``DelaySeconds`` rounded up."""
+        now = self.now() if self.now is not None else datetime.now().astimezone()
+        parsed = parse_retry_after(retry_after, now=now)
+        if parsed is None:
+            parsed = fallback
+        return max(parsed, ceiling or 0.0) + 1.0
 
 
 # -- DynamoDB ----------------------------------------------------------------------------------
@@ -357,11 +434,35 @@ class FaultySqs:
     second sweeper between a sweeper's reads and its sends.
     """
 
-    def __init__(self, client: Any, plan: FaultPlan, role: str) -> None:
+    def __init__(
+        self, client: Any, plan: FaultPlan, role: str, clock: SimClock | None = None
+    ) -> None:
         self._client = client
         self._plan = plan
         self._role = role
+        self._clock = clock
         self.before_send: Callable[[], None] | None = None
+        #: Called with each accepted send's visibility time (reference clock).
+        self.on_visible: Callable[[datetime], None] | None = None
+
+    def _sent(self, body: Any, delay: Any) -> None:
+        """Record an accepted send (the never-early-surface check reads :attr:`FaultPlan.sends`)."""
+        if self._clock is None:
+            return
+        try:
+            parsed = json.loads(str(body))
+        except ValueError:
+            return
+        seconds = int(delay or 0)
+        with self._plan._lock:
+            self._plan.sends.append((self._role, self._clock.now(), seconds, parsed))
+        if self.on_visible is not None and self._plan.now is not None:
+            self.on_visible(self._plan.now() + timedelta(seconds=seconds))
+
+    def _refused(self, body: str) -> None:
+        row = REFUSED_SEND_ROWS.get(self._role)
+        if row is not None:
+            self._plan.touch(row, f"send_refused_{self._role}", schedule_id_in(body))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -376,8 +477,10 @@ class FaultySqs:
         body = str(kwargs.get("MessageBody", ""))
         if self._plan.chance(self._plan.rates.refuse_send, "refuse", self._role, body):
             self._plan.count(f"send_refused_{self._role}")
+            self._refused(body)
             raise sqs_unavailable("SendMessage")
         response = self._client.send_message(**kwargs)
+        self._sent(body, kwargs.get("DelaySeconds"))
         if self._plan.chance(self._plan.rates.duplicate_send, "dup", self._role, body):
             self._plan.count(f"send_duplicated_{self._role}")
             self._client.send_message(**kwargs)
@@ -399,9 +502,15 @@ class FaultySqs:
         ]
         if refused:
             self._plan.count(f"send_refused_{self._role}")
+            for e in refused:
+                self._refused(str(e.get("MessageBody", "")))
         if kept:
             response = self._client.send_message_batch(QueueUrl=kwargs["QueueUrl"], Entries=kept)
             successful = list(response.get("Successful", []))
+            ok = {s["Id"] for s in successful}
+            for e in kept:
+                if e["Id"] in ok:
+                    self._sent(e.get("MessageBody"), e.get("DelaySeconds"))
             failed += list(response.get("Failed", []))
             dups = [
                 e

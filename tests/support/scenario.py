@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import random
 import threading
 import uuid
@@ -46,14 +47,15 @@ from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.logic.promotion import promote_entry
-from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.logic.publish import MAX_IN_WORKER_WAIT_SECONDS, Publisher
 from scheduled_posts.logic.reconcile import Reconciler
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.logic.watchdog import rescue_expired_leases
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.platforms.webhook import WebhookAdapter
+from scheduled_posts.settings import SQS_MAX_DELAY_SECONDS
 from tests.support.api import ApiClient, fake_resolver
-from tests.support.clock import SimClock
+from tests.support.clock import SimClock, WaitCountingClock
 from tests.support.driver import BatchReport, Driver
 from tests.support.faults import (
     FaultPlan,
@@ -65,7 +67,15 @@ from tests.support.faults import (
     FaultyTransport,
     skewed_clock,
 )
-from tests.support.fixtures import START, AwsResources, create_resources
+from tests.support.fixtures import (
+    START,
+    TEST_VISIBILITY_SECONDS,
+    TEST_WORKER_TIMEOUT_SECONDS,
+    AwsResources,
+    create_resources,
+)
+from tests.support.lag_bounds import Timing
+from tests.support.lateness import Delivered, Touch, lateness_problems
 from tests.support.receiver import FakeReceiver, RecordedRequest
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
@@ -78,6 +88,8 @@ WORLD_SETTINGS: dict[str, Any] = {
 }
 #: How far apart the scenario's publish times spread at most (seconds after the first one).
 PUBLISH_WINDOW_SECONDS = 900
+#: Share of channels created with a ``rate_limit_per_minute`` (1 to 3).
+RATE_LIMITED_SHARE = 0.2
 #: Hard stop of a run, in simulated seconds after the last publish time.
 SETTLE_LIMIT_SECONDS = 4 * 3600
 
@@ -190,6 +202,7 @@ class FaultDriver(Driver):
         for message in self._stack[-1]:
             if json.loads(message["Body"]).get("schedule_id") == schedule_id:
                 self.plan.count(f"concurrent_duplicate_{point}")
+                self.plan.touch("in_progress", f"concurrent_duplicate_{point}", schedule_id)
                 super_invoke = super().invoke
                 self._stack.append([message])
                 try:
@@ -231,6 +244,12 @@ class World:
         self.clock = clock
         self.rng = random.Random(seed)
         self.plan = _InterleavingPlan(seed=seed, rates=rates or FaultRates())
+        self.plan.now = clock.now
+        self.plan.retry_base_seconds = WORLD_SETTINGS["RETRY_BASE_SECONDS"]
+        self.plan.retry_cap_seconds = WORLD_SETTINGS["RETRY_CAP_SECONDS"]
+        #: The worker's clock: the reference, counting in-Lambda waits.
+        self.worker_clock = WaitCountingClock(clock._traveller)
+        self._hot: set[int] = set()
         self.max_sweepers = max_sweepers
         reset_clients()
         self.aws: AwsResources = create_resources(prefix=f"s{seed}", **WORLD_SETTINGS)
@@ -263,14 +282,14 @@ class World:
             settings,
             store=PostStore(settings.POSTS_TABLE_NAME, table=worker_table),
             queue=DispatchQueue(
-                settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, "worker")
+                settings.DISPATCH_QUEUE_URL, sqs=self._sqs("worker", self.worker_clock)
             ),
             adapters={
                 "webhook": WebhookAdapter(
                     settings, transport=transport, resolver=self.receiver.resolver
                 )
             },
-            clock=clock,
+            clock=self.worker_clock,
             uniform=random.Random(f"jitter-{seed}").uniform,
             persistence=persistence,
         )
@@ -285,6 +304,7 @@ class World:
             concurrent_rate=concurrent_rate,
         )
         self.plan.driver = self.driver
+        self.driver.on_failed = self._redelivered
         self.driver.race = self._race
         # the API: skewed clock, faulty resource, a promoter over faulty collaborators
         api_clock = skewed_clock(clock, self.skews["api"])
@@ -292,9 +312,7 @@ class World:
             settings.DUE_INDEX_TABLE_NAME,
             table=FaultyTable(self.resource.Table(settings.DUE_INDEX_TABLE_NAME), self.plan, "api"),
         )
-        api_queue = DispatchQueue(
-            settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, "api")
-        )
+        api_queue = DispatchQueue(settings.DISPATCH_QUEUE_URL, sqs=self._sqs("api", api_clock))
 
         def promote(entry: DueEntry) -> None:
             promote_entry(
@@ -321,11 +339,36 @@ class World:
         self._api_lock = threading.RLock()
         self.channels: dict[str, list[str]] = {}
         self.outage: tuple[datetime, datetime] | None = None
+        self.channel_urls: dict[str, str] = {}
+        #: ``rate_limit_per_minute`` of the rate-limited channels, by URL.
+        self.rate_limits: dict[str, int] = {}
         self.totals: Counter[str] = Counter()
 
     @property
     def settings(self) -> Any:
         return self.aws.settings
+
+    def _sqs(self, role: str, clock: SimClock) -> FaultySqs:
+        """``role``'s SQS client: faulty, recording each send on ``clock`` (the sender's), and
+        heating the second its message becomes visible (so time moves in 1 s steps there)."""
+        sqs = FaultySqs(self.sqs, self.plan, role, clock)
+        sqs.on_visible = lambda at: self._heat(at, before=0)
+        return sqs
+
+    def _redelivered(self, report: BatchReport) -> None:
+        """A worker invocation left messages to reappear after the visibility timeout: touch
+        their posts (not the post whose crash after its claim the watchdog recovers) and heat
+        the second they reappear."""
+        spared = None
+        if report.crashed and self.plan.last_crash and self.plan.last_crash[0] != "before_claim":
+            spared = self.plan.last_crash[1]
+        failed = set(report.failed_ids)
+        for mid, body in zip(report.message_ids, report.bodies, strict=True):
+            sid = body.get("schedule_id") if isinstance(body, dict) else None
+            if mid in failed and sid and sid != spared:
+                kind = "crash_batch" if report.crashed else "record_failed"
+                self.plan.touch("record_redelivered", kind, sid)
+        self._heat(self.clock.now() + timedelta(seconds=TEST_VISIBILITY_SECONDS), before=0)
 
     # -- actors ----------------------------------------------------------------------------
 
@@ -355,7 +398,7 @@ class World:
 
     def _sweeper_run(self, i: int) -> tuple[Any, FaultySqs]:
         settings = self.settings
-        sqs = FaultySqs(self.sqs, self.plan, "sweeper")
+        sqs = self._sqs("sweeper", skewed_clock(self.clock, self.skews[f"sweeper{i}"]))
         sweeper = Sweeper(
             settings,
             due_index=DueIndex(
@@ -386,7 +429,8 @@ class World:
             ),
         )
         queue = DispatchQueue(
-            settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, "watchdog")
+            settings.DISPATCH_QUEUE_URL,
+            sqs=self._sqs("watchdog", skewed_clock(self.clock, self.skews["watchdog"])),
         )
         clock = skewed_clock(self.clock, self.skews["watchdog"])
         handler = make_watchdog_handler(
@@ -419,7 +463,8 @@ class World:
                 table=FaultyTable(self.resource.Table(settings.POSTS_TABLE_NAME), self.plan, role),
             ),
             queue=DispatchQueue(
-                settings.DISPATCH_QUEUE_URL, sqs=FaultySqs(self.sqs, self.plan, role)
+                settings.DISPATCH_QUEUE_URL,
+                sqs=self._sqs(role, skewed_clock(self.clock, self.skews[role])),
             ),
             clock=skewed_clock(self.clock, self.skews[role]),
         )
@@ -451,6 +496,7 @@ class World:
     def build(self) -> None:
         """Users and channels (through the API), then the plan of posts and actions."""
         rng = self.rng
+        limits = random.Random(f"rate-limit-{self.seed}")  # leaves the world's draws alone
         n_users = max(1, min(4, self.n_posts // 20 or 1))
         for u in range(n_users):
             user = f"user{u}-{self.seed}"
@@ -458,14 +504,15 @@ class World:
             ids = []
             for c in range(rng.randint(2, 4)):
                 url = f"https://hooks.example.com/{user}/c{c}"
-                answer = self._call(
-                    user,
-                    "POST",
-                    "/v1/channels",
-                    {"platform": "webhook", "name": f"c{c}", "url": url},
-                )
+                body: dict[str, Any] = {"platform": "webhook", "name": f"c{c}", "url": url}
+                if limits.random() < RATE_LIMITED_SHARE:
+                    body["rate_limit_per_minute"] = limits.choice([1, 2, 3])
+                answer = self._call(user, "POST", "/v1/channels", body)
                 assert answer.status == 201, answer.json
                 ids.append(answer.json["channel_id"])
+                self.channel_urls[answer.json["channel_id"]] = url
+                if "rate_limit_per_minute" in body:
+                    self.rate_limits[url] = body["rate_limit_per_minute"]
                 self.receiver.add_secret(url, answer.json["signing_secret"])
             self.channels[user] = ids
         start = self.clock.now()
@@ -589,7 +636,6 @@ class World:
         events.sort(key=lambda e: (e[0], e[1], e[3].index))
         last_publish = max(p.publish_at for p in self.posts)
         limit = last_publish + timedelta(seconds=SETTLE_LIMIT_SECONDS)
-        self._hot: set[int] = set()
         for post in self.posts:
             self._heat(post.publish_at)
         self.next_reconcile_at = self.clock.now()
@@ -647,9 +693,9 @@ class World:
             self.clock.advance(step)
             self.totals["ticks"] += 1
 
-    def _heat(self, publish_at: datetime) -> None:
+    def _heat(self, publish_at: datetime, before: int = 2) -> None:
         second = int(publish_at.timestamp())
-        self._hot.update(range(second - 2, second + 3))
+        self._hot.update(range(second - before, second + 3))
 
     def _settled(self) -> bool:
         attrs = self.sqs.get_queue_attributes(
@@ -710,6 +756,8 @@ class World:
             problems.append(f"{len(receiver.bad_signatures())} request(s) with a bad signature")
         early = list(receiver.early_requests())
         expected_keys: set[str] = set()
+        delivered: dict[str, Delivered] = {}
+        versions: dict[str, tuple[str, int]] = {}
         for post in self.posts:
             totals["posts"] += 1
             if post.schedule_id is None:
@@ -724,6 +772,7 @@ class World:
             state = got.json
             status = state["status"]
             totals[f"status_{status}"] += 1
+            versions[sid] = (status, int(state["version"]))
             if status not in TERMINAL:
                 totals["stuck"] += 1
                 problems.append(f"post {sid}: stuck in {status!r} ({state['deliveries']})")
@@ -779,6 +828,9 @@ class World:
                             problems.append(f"{key}: delivered a stale publish_at")
                         if payload.get("content") != state["content"]:
                             problems.append(f"{key}: delivered stale content")
+                        last = delivered.get(sid)
+                        if last is None or accepted.at > last.delivered_at:
+                            delivered[sid] = Delivered(final_at, accepted.at)
                 if len(requests) > len(rows):
                     problems.append(
                         f"{key}: receiver saw {len(requests)} requests, attempts list {len(rows)}"
@@ -812,6 +864,10 @@ class World:
                 f"early request {r.idempotency_key} at {format_instant(r.at)} "
                 f"(publish_at {(r.payload or {}).get('publish_at')})"
             )
+        problems += self._check_lateness(delivered, totals)
+        problems += self._check_sends(totals)
+        problems += self._check_rate_limits(totals)
+        problems += self._check_due_index(versions, totals)
         dlq = self._drain_dlq()
         totals["dlq"] = len(dlq)
         if dlq:  # the plan never lets injected faults alone dead-letter a message
@@ -819,6 +875,127 @@ class World:
         result.faults.update(self.plan.injected)
         result.totals["faults"] = sum(self.plan.injected.values())
         return result
+
+    def timing(self) -> Timing:
+        """The failure table's numbers in this world."""
+        return Timing.of(self.settings, worker_timeout_seconds=TEST_WORKER_TIMEOUT_SECONDS)
+
+    def _check_lateness(self, delivered: dict[str, Delivered], totals: Counter[str]) -> list[str]:
+        """Every delivered post within the lag its faults explain (``tests.support.lateness``);
+        a sweeper outage touches each post due before it ended by what was left of it, plus one
+        sweep."""
+        touches = list(self.plan.touches) + self._rate_limit_touches(delivered)
+        if self.outage is not None:
+            begin, end = self.outage
+            sweep = float(self.settings.SWEEP_INTERVAL_SECONDS)
+            for sid, post in delivered.items():
+                if post.publish_at <= end + timedelta(seconds=sweep):
+                    left = max(0.0, (end - max(begin, post.publish_at)).total_seconds())
+                    if begin <= post.publish_at + timedelta(seconds=self.timing().lookahead):
+                        touches.append(
+                            Touch("sweeper_outage", "sweeper_outage", begin, sid, left + sweep)
+                        )
+        return lateness_problems(delivered, touches, self.timing(), totals)[:10]
+
+    def _rate_limit_touches(self, delivered: dict[str, Delivered]) -> list[Touch]:
+        """A post on a rate-limited channel may wait one minute per ``rate_limit_per_minute``
+        requests the channel received between its ``publish_at`` and its delivery, plus one."""
+        touches = []
+        for post in self.posts:
+            sid = post.schedule_id
+            if sid is None or sid not in delivered:
+                continue
+            d = delivered[sid]
+            for cid in post.channel_ids:
+                url = self.channel_urls[cid]
+                limit = self.rate_limits.get(url)
+                if limit is None:
+                    continue
+                ahead = sum(
+                    1
+                    for r in self.receiver.requests
+                    if r.url == url and d.publish_at <= r.at < d.delivered_at
+                )
+                wait = 60.0 * (math.ceil((ahead + 1) / limit) + 1)
+                touches.append(
+                    Touch("rate_limited", f"rate_limit_{limit}", d.publish_at, sid, wait)
+                )
+        return touches
+
+    def _check_rate_limits(self, totals: Counter[str]) -> list[str]:
+        """At the receiver: no rate-limited channel got more requests in one UTC minute (the
+        reference clock) than its ``rate_limit_per_minute``."""
+        per_minute: Counter[tuple[str, str]] = Counter()
+        for r in self.receiver.requests:
+            if r.url in self.rate_limits:
+                per_minute[(r.url, r.at.strftime("%Y-%m-%dT%H:%M"))] += 1
+        totals["rate_limited_requests"] += sum(per_minute.values())
+        problems = []
+        for (url, minute), n in sorted(per_minute.items()):
+            if n > self.rate_limits[url]:
+                totals["rate_limit_exceeded"] += 1
+                problems.append(
+                    f"{url} got {n} requests in {minute}, its limit is {self.rate_limits[url]}"
+                )
+        return problems[:5]
+
+    def _check_sends(self, totals: Counter[str]) -> list[str]:
+        """No message surfaces before its time: each accepted send's visibility time by its
+        sender's clock (the clock that chose ``DelaySeconds``) is not before ``max(publish_at,
+        not_before)``, unless the wait exceeded the 900 s SQS limit (a chained wait); and every
+        in-Lambda wait of the worker is at most ``MAX_IN_WORKER_WAIT_SECONDS``."""
+        problems: list[str] = []
+        for role, sent_at, delay, body in self.plan.sends:
+            totals["sends"] += 1
+            if "publish_at" not in body:
+                continue
+            target = parse_instant(body["publish_at"])
+            if body.get("not_before"):
+                target = max(target, parse_instant(body["not_before"]))
+            if delay < SQS_MAX_DELAY_SECONDS and sent_at + timedelta(seconds=delay) < target:
+                totals["early_surface"] += 1
+                if len(problems) < 5:
+                    problems.append(
+                        f"message of {body.get('schedule_id')} sent by the {role} at "
+                        f"{format_instant(sent_at)} with DelaySeconds={delay} surfaces before "
+                        f"{format_instant(target)}"
+                    )
+        waits = self.worker_clock.waits
+        totals["in_lambda_waits"] += len(waits)
+        totals["in_lambda_wait_ms"] += round(sum(waits) * 1000)
+        longest = max(waits, default=0.0)
+        if longest > MAX_IN_WORKER_WAIT_SECONDS:
+            problems.append(f"the worker waited {longest:.3f} s in Lambda (at most 1 s)")
+        return problems
+
+    def _check_due_index(
+        self, versions: dict[str, tuple[str, int]], totals: Counter[str]
+    ) -> list[str]:
+        """No due-index entry (or late marker) left behind: each names a post at its current
+        version, and no cancelled post has one."""
+        table = self.resource.Table(self.settings.DUE_INDEX_TABLE_NAME)
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {}
+        while True:  # the harness may scan; the service never does
+            page = table.scan(**kwargs)
+            items += page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                break
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        problems: list[str] = []
+        for item in items:
+            sid = item.get("schedule_id")
+            if sid is None or sid not in versions:
+                continue
+            status, version = versions[sid]
+            if status == "cancelled" or int(item["version"]) != version:
+                totals["stale_due_entries"] += 1
+                if len(problems) < 5:
+                    problems.append(
+                        f"due entry {item['bucket']}/{item['due']} left behind: version "
+                        f"{item['version']}, the post is {status} at version {version}"
+                    )
+        return problems
 
     def _drain_dlq(self) -> list[dict[str, Any]]:
         bodies: list[dict[str, Any]] = []
