@@ -151,6 +151,9 @@ class FaultPlan:
     #: The world's backoff settings, to bound a retried answer's wait.
     retry_base_seconds: float = 30.0
     retry_cap_seconds: float = 900.0
+    #: Posts whose every worker DynamoDB call is throttled (a poison: their messages exhaust
+    #: their receives and go to the DLQ, whatever the worker budget says).
+    poisoned: set[str] = field(default_factory=set)
     #: The last crash: ``(point, schedule id)`` (the driver spares that post's redelivery).
     last_crash: tuple[str, str | None] | None = None
     _seen: Counter[str] = field(default_factory=Counter)
@@ -202,6 +205,9 @@ class FaultPlan:
 
     def maybe_throttle(self, role: str, operation: str, identity: str) -> None:
         """Raise a throttling ``ClientError`` for this call, if the plan says so."""
+        if role == "worker" and self.poisoned and schedule_id_in(identity) in self.poisoned:
+            self.count("poison_receive_throttled")
+            raise throttling_error(operation)
         if role not in self.throttled_roles or not self._worker_allowed(role):
             return
         if self.chance(self.rates.throttle, "throttle", role, operation, identity):

@@ -226,6 +226,13 @@ ROWS: tuple[Row, ...] = (
         lambda t: (t.max_receive_count - 2) * t.visibility_timeout,
     ),
     Row(
+        "dlq_redrive",
+        "a dead-lettered message, redriven by an operator",
+        "`make redrive` (`logic/redrive.py`) moves it back or reopens the post",
+        "until the redrive, then as an untouched post",
+        None,
+    ),
+    Row(
         "follow_up_refused",
         "follow-up send fails after a recorded round",
         "lease expires at `next attempt + LEASE_SECONDS`; watchdog re-dispatches",

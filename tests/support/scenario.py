@@ -42,6 +42,7 @@ from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import ApiDependencies, set_dependencies
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
+from scheduled_posts.data.dlq import DeadLetterQueue
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
@@ -49,6 +50,8 @@ from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.logic.promotion import promote_entry
 from scheduled_posts.logic.publish import MAX_IN_WORKER_WAIT_SECONDS, Publisher
 from scheduled_posts.logic.reconcile import Reconciler
+from scheduled_posts.logic.recovery import RecoveryDeps
+from scheduled_posts.logic.redrive import Redriver
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.logic.watchdog import rescue_expired_leases
 from scheduled_posts.models.messages import DueEntry
@@ -90,6 +93,8 @@ WORLD_SETTINGS: dict[str, Any] = {
 PUBLISH_WINDOW_SECONDS = 900
 #: Share of channels created with a ``rate_limit_per_minute`` (1 to 3).
 RATE_LIMITED_SHARE = 0.2
+#: Share of seeds with one poisoned post (its messages dead-lettered, then redriven).
+POISON_SHARE = 0.5
 #: Hard stop of a run, in simulated seconds after the last publish time.
 SETTLE_LIMIT_SECONDS = 4 * 3600
 
@@ -340,6 +345,10 @@ class World:
         self.channels: dict[str, list[str]] = {}
         self.outage: tuple[datetime, datetime] | None = None
         self.channel_urls: dict[str, str] = {}
+        #: The post whose messages are poisoned until they reach the DLQ (then redriven).
+        self.poison: PlannedPost | None = None
+        self.redriven_at: datetime | None = None
+        self.redrive_problems: list[str] = []
         #: ``rate_limit_per_minute`` of the rate-limited channels, by URL.
         self.rate_limits: dict[str, int] = {}
         self.totals: Counter[str] = Counter()
@@ -551,6 +560,11 @@ class World:
                     action=action,
                 )
             )
+        poison = random.Random(f"poison-{self.seed}")
+        if poison.random() < POISON_SHARE:
+            candidates = [p for p in self.posts if p.action is None]
+            if candidates:
+                self.poison = poison.choice(candidates)
         last = max(p.publish_at for p in self.posts)
         if rng.random() < 0.5:  # a sweeper outage somewhere in the window
             begin = first + timedelta(seconds=rng.randint(0, window + 720))
@@ -576,6 +590,9 @@ class World:
             return
         post.schedule_id = answer.json["schedule_id"]
         self._by_id[post.schedule_id] = post
+        if post is self.poison:
+            self.plan.poisoned.add(post.schedule_id)
+            self.plan.count("poison_message")
         post.final_publish_at = post.publish_at
         post.final_content = post.content
 
@@ -660,12 +677,13 @@ class World:
                     seconds=self.settings.RECONCILE_INTERVAL_SECONDS
                 )
             self.driver.tick()
+            busy_dlq = self._maybe_redrive()
             for what, post in after:
                 if what == "create":
                     self._create(post)
                 elif post.action_result is None:
                     self._act(post)
-            busy = len(self.driver.reports) > reports_before or bool(after)
+            busy = len(self.driver.reports) > reports_before or bool(after) or busy_dlq
             now = self.clock.now()
             if i >= len(events) and now > last_publish and not busy and self._settled():
                 return
@@ -692,6 +710,42 @@ class World:
                         step = min(step, max(0.001, (at - now).total_seconds()))
             self.clock.advance(step)
             self.totals["ticks"] += 1
+
+    def _maybe_redrive(self) -> bool:
+        """Once the poisoned post's messages reach the DLQ: end the poison and redrive the DLQ
+        inside the world (``logic/redrive.py``, as ``make redrive`` does), then again whenever
+        a later message of that post (a reconciler's rescue, poisoned too) arrives there. A
+        redriven message of any other post is a problem (no fault forced it there). True when
+        the DLQ held something."""
+        if self.poison is None or self.poison.schedule_id is None:
+            return False
+        depth = self.sqs.get_queue_attributes(
+            QueueUrl=self.settings.DISPATCH_DLQ_URL,
+            AttributeNames=["ApproximateNumberOfMessages"],
+        )["Attributes"]["ApproximateNumberOfMessages"]
+        if not int(depth):
+            return False
+        self.plan.poisoned.clear()
+        self.redriven_at = self.redriven_at or self.clock.now()
+        settings = self.settings
+        deps = RecoveryDeps(
+            settings,
+            clock=self.clock,
+            dispatch=PostStore(settings.POSTS_TABLE_NAME),
+            store=ReconcileStore(settings.POSTS_TABLE_NAME, settings.IDEMPOTENCY_TABLE_NAME),
+            queue=DispatchQueue(
+                settings.DISPATCH_QUEUE_URL, sqs=self.sqs
+            ),  # the operator: no faults
+        )
+        lines = Redriver(deps, dlq=DeadLetterQueue(settings.DISPATCH_DLQ_URL, sqs=self.sqs)).run()
+        for line in lines:
+            self.totals[f"redrive_{line.action}"] += 1
+            if line.schedule_id != self.poison.schedule_id:
+                self.redrive_problems.append(
+                    f"DLQ held a message of {line.schedule_id} no fault forced there "
+                    f"({line.why_there}); redrive: {line.action}"
+                )
+        return True
 
     def _heat(self, publish_at: datetime, before: int = 2) -> None:
         second = int(publish_at.timestamp())
@@ -868,6 +922,9 @@ class World:
         problems += self._check_sends(totals)
         problems += self._check_rate_limits(totals)
         problems += self._check_due_index(versions, totals)
+        if self.poison is not None and self.redriven_at is None:
+            problems.append(f"post {self.poison.schedule_id}: poisoned but never dead-lettered")
+        problems += self.redrive_problems[:5]
         dlq = self._drain_dlq()
         totals["dlq"] = len(dlq)
         if dlq:  # the plan never lets injected faults alone dead-letter a message
@@ -885,6 +942,12 @@ class World:
         a sweeper outage touches each post due before it ended by what was left of it, plus one
         sweep."""
         touches = list(self.plan.touches) + self._rate_limit_touches(delivered)
+        poisoned = self.poison.schedule_id if self.poison is not None else None
+        if poisoned in delivered and self.redriven_at is not None:
+            waited = (self.redriven_at - delivered[poisoned].publish_at).total_seconds()
+            touches.append(
+                Touch("dlq_redrive", "poison_message", self.redriven_at, poisoned, waited)
+            )
         if self.outage is not None:
             begin, end = self.outage
             sweep = float(self.settings.SWEEP_INTERVAL_SECONDS)
