@@ -47,8 +47,18 @@ CRASH_POINTS = ("before_claim", "after_claim", "mid_delivery", "after_2xx", "bef
 ANSWER_FAULTS = ("5xx", "429", "timeout", "connect_error", "accept_then_timeout")
 #: Retryable statuses the receiver answers (``answer_5xx``), each as often.
 RETRYABLE_STATUSES = (500, 502, 503, 504)
-#: ``Retry-After`` forms sent with a 429 or a 5xx (``None``: no header).
-RETRY_AFTER_FORMS: tuple[str | None, ...] = (None, "1", "3", "5")
+#: ``Retry-After`` forms sent with a 429 or a 5xx (``None``: no header): delta-seconds, zero,
+#: negative, an HTTP-date in the past (before the worlds' start), garbage.
+RETRY_AFTER_FORMS: tuple[str | None, ...] = (
+    None,
+    "1",
+    "3",
+    "5",
+    "0",
+    "-5",
+    "Sat, 28 Nov 2026 12:00:00 GMT",
+    "soon",
+)
 #: Row of the failure table (``tests.support.lag_bounds``) that each role's throttle explains.
 THROTTLE_ROWS = {
     "api": "promotion_refused",

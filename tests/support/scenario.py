@@ -94,7 +94,7 @@ PUBLISH_WINDOW_SECONDS = 900
 #: Share of channels created with a ``rate_limit_per_minute`` (1 to 3).
 RATE_LIMITED_SHARE = 0.2
 #: Share of seeds with one poisoned post (its messages dead-lettered, then redriven).
-POISON_SHARE = 0.5
+POISON_SHARE = 0.3
 #: Hard stop of a run, in simulated seconds after the last publish time.
 SETTLE_LIMIT_SECONDS = 4 * 3600
 
