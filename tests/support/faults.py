@@ -45,10 +45,12 @@ from tests.support.receiver import Answer, FakeReceiver
 CRASH_POINTS = ("before_claim", "after_claim", "mid_delivery", "after_2xx", "before_final_write")
 #: Kinds of receiver answer the plan can script (besides a plain 2xx).
 ANSWER_FAULTS = ("5xx", "429", "timeout", "connect_error", "accept_then_timeout")
-#: Retryable statuses the receiver answers (``answer_5xx``), each as often.
-RETRYABLE_STATUSES = (500, 502, 503, 504)
+#: Retryable statuses the receiver answers (``answer_5xx``; 408 and 425 are retryable too,
+#: ``platforms/webhook.py`` ``outcome_for_status``), each as often.
+RETRYABLE_STATUSES = (500, 502, 503, 504, 408, 425)
 #: ``Retry-After`` forms sent with a 429 or a 5xx (``None``: no header): delta-seconds, zero,
-#: negative, an HTTP-date in the past (before the worlds' start), garbage.
+#: negative, an HTTP-date in the past (before the worlds' start), garbage, a huge number, a
+#: far-future HTTP-date (the service clamps both: ``platforms/retry_after.py``).
 RETRY_AFTER_FORMS: tuple[str | None, ...] = (
     None,
     "1",
@@ -58,6 +60,8 @@ RETRY_AFTER_FORMS: tuple[str | None, ...] = (
     "-5",
     "Sat, 28 Nov 2026 12:00:00 GMT",
     "soon",
+    "99999999999",
+    "Fri, 01 Jan 2100 00:00:00 GMT",
 )
 #: Row of the failure table (``tests.support.lag_bounds``) that each role's throttle explains.
 THROTTLE_ROWS = {

@@ -86,6 +86,7 @@ TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 WORLD_SETTINGS: dict[str, Any] = {
     "RETRY_BASE_SECONDS": 2.0,
     "RETRY_CAP_SECONDS": 60.0,
+    "RETRY_AFTER_CAP_SECONDS": 600.0,  # a huge Retry-After waits 10 min, not an hour
     "MAX_PENDING_POSTS": 1_000_000,
     "WRITE_SHARD_COUNT": 2,
 }
