@@ -82,8 +82,9 @@ chromium: ## Install Debian's chromium with apt-get when missing (browser tests)
 screenshots: venv chromium ## Regenerate docs/screenshots/ from the browser tests
 	SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
-openapi: venv ## Write openapi.json from the API's code
+openapi: venv ## Write openapi.json from the API's code, and the event schemas in docs/events.md
 	$(PY) -m functions.api.openapi > openapi.json
+	$(PY) -m scheduled_posts.event_docs docs/events.md
 
 $(CDK_DIR)/.installed-$(CDK_VERSION):
 	npm install --prefix $(CDK_DIR) --no-audit --no-fund --loglevel=error aws-cdk@$(CDK_VERSION)

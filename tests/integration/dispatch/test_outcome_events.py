@@ -11,14 +11,10 @@ from typing import Any
 import boto3
 import pytest
 
-from functions.relay.handler import make_lambda_handler
-from local.emulation.lambda_runtime import LambdaContext
-from local.emulation.streams import StreamPoller, stream_arn, streams_client
 from scheduled_posts.data.event_bus import EventBus
-from scheduled_posts.data.event_feed import EventFeed
-from scheduled_posts.logic.relay import Relay
 from tests.integration.dispatch.conftest import FirePath
 from tests.support.factories import cancel_post
+from tests.support.outbox import build_relay
 
 
 class FlakyBus(EventBus):
@@ -54,16 +50,8 @@ class Outbox:
         events.put_targets(
             Rule="tap", EventBusName=settings.EVENT_BUS_NAME, Targets=[{"Id": "q", "Arn": tap_arn}]
         )
-        self.feed = EventFeed(settings.POSTS_TABLE_NAME)
-        self.relay = Relay(
-            settings, feed=self.feed, bus=bus or EventBus(settings.EVENT_BUS_NAME), clock=fire.clock
-        )
-        self.poller = StreamPoller(
-            streams_client(),
-            stream_arn(fire.aws.dynamodb, settings.POSTS_TABLE_NAME),
-            make_lambda_handler(lambda: self.relay),
-            lambda: LambdaContext("relay", 60, clock=fire.clock.seconds),
-        )
+        rig = build_relay(settings, fire.clock, bus=bus)
+        self.feed, self.relay, self.poller = rig.feed, rig.relay, rig.poller
         self.sqs = sqs
         self.fire = fire
 

@@ -99,7 +99,8 @@ def test_derive_edit_is_post_updated_with_the_new_version() -> None:
 
 def test_derive_cancel_is_post_cancelled_and_nothing_else() -> None:
     old = item()
-    update = {"status": PostStatus.CANCELLED, "version": 4}
+    skipped = {c: Delivery(channel_id=c, status=DeliveryStatus.SKIPPED) for c in ("c1", "c2")}
+    update = {"status": PostStatus.CANCELLED, "version": 4, "deliveries": skipped}
     new = applied(old, transitions.cancel(post(old), post(old).model_copy(update=update)))
     assert types(checked(old, new)) == [EventType.POST_CANCELLED]
 

@@ -82,6 +82,11 @@ _FINISHED: dict[PostStatus, type[PostEvent]] = {
 }
 
 
+#: Statuses in which a delivery's change is a delivery event (a cancel marks every delivery
+#: ``skipped``: that is ``post.cancelled`` alone).
+_DELIVERING = frozenset({PostStatus.PUBLISHING, *_FINISHED})
+
+
 def event_id(*parts: object) -> str:
     """The UUIDv5 (hex, 32 characters) of ``|``-joined ``parts``."""
     return uuid.uuid5(EVENT_ID_NAMESPACE, "|".join(str(p) for p in parts)).hex
@@ -193,7 +198,8 @@ def _post_events(old_item: Item | None, new_item: Item) -> list[BaseEvent]:
         "series_id": new_item.get("series_id"),
     }
     channels = _channels(new, new_item)
-    events = _delivery_events(old, new, channels, common) if old is not None else []
+    delivering = old is not None and new.status in _DELIVERING
+    events = _delivery_events(old, new, channels, common) if old is not None and delivering else []
     model = _post_event_type(old, new)
     if model is None:
         return events
