@@ -93,6 +93,11 @@ class StreamPoller:
                 done += 1
         return done
 
+    def caught_up(self) -> bool:
+        """True when no shard has a record after its checkpoint."""
+        shards = self.streams.describe_stream(StreamArn=self.arn)["StreamDescription"]["Shards"]
+        return not any(self._records(shard["ShardId"]) for shard in shards)
+
     def drain(self, max_polls: int = 100) -> int:
         """Poll until a pass finishes nothing (or ``max_polls``); the records finished."""
         total = 0

@@ -66,6 +66,7 @@ from tests.support.faults import (
     skewed_clock,
 )
 from tests.support.fixtures import START, AwsResources, create_resources
+from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
@@ -856,6 +857,9 @@ def run_scenario(
             world.build()
             world.play()
             result = world.check()
+            outbox_totals, outbox_problems = check_outbox(world)
+            result.totals.update(outbox_totals)
+            result.problems.extend(outbox_problems)
         finally:
             set_dependencies(None)
             reset_clients()
