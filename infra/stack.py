@@ -15,8 +15,8 @@ from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
 from infra.layer import SharedLayerConstruct
 from infra.monitoring import MonitoringConstruct
-from infra.site import SiteConstruct
 from infra.outbox import OutboxConstruct
+from infra.site import SiteConstruct
 
 
 @dataclass(frozen=True)
