@@ -35,7 +35,7 @@ venv: $(VENV)/.installed-dev ## Everything: runtime, local stack, CDK, test and 
 venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
 
 # The local stack (local/): the whole service on an embedded AWS, no account, no CDK.
-.PHONY: run aws token receiver demo env
+.PHONY: run aws token receiver demo env events
 # The token's subject: SUB (default alice). USER counts only when given on the make command line
 # (`make token USER=bob`, the old spelling): otherwise it is the shell's login name.
 SUB ?= alice
@@ -50,6 +50,8 @@ receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; REC
 	@$(PY) -m local receiver
 demo: venv-local ## Scripted tour against a running `make run`
 	@$(PY) -m local demo
+events: venv-local ## Print the outcome events the local relay stored (docs/events.md), oldest first
+	@$(PY) -m local events
 env: venv-local ## Print export lines for the running embedded AWS (for eval in a shell)
 	@$(PY) -m local env
 

@@ -107,3 +107,31 @@ class StreamPoller:
             if done == 0:
                 return total
         return total
+
+
+class StreamLoop:
+    """Polls a :class:`StreamPoller` every ``interval_seconds`` on a daemon thread until
+    ``stop_event`` is set (the local stack's relay trigger)."""
+
+    def __init__(self, poller: StreamPoller, *, interval_seconds: float, stop_event: Any) -> None:
+        import threading
+
+        self.poller = poller
+        self.interval_seconds = interval_seconds
+        self.stop_event = stop_event
+        self._thread = threading.Thread(target=self._loop, name="stream-relay", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread.ident is not None:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.poller.poll()
+            except Exception:
+                log.exception("stream poll failed; retrying")
+            self.stop_event.wait(self.interval_seconds)
