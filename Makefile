@@ -35,7 +35,7 @@ venv: $(VENV)/.installed-dev ## Everything: runtime, local stack, CDK, test and 
 venv-local: $(VENV)/.installed-local ## Only what the local stack needs (no CDK)
 
 # The local stack (local/): the whole service on an embedded AWS, no account, no CDK.
-.PHONY: run aws token receiver demo env
+.PHONY: run aws token receiver demo env events
 # The token's subject: SUB (default alice). USER counts only when given on the make command line
 # (`make token USER=bob`, the old spelling): otherwise it is the shell's login name.
 SUB ?= alice
@@ -50,6 +50,8 @@ receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; REC
 	@$(PY) -m local receiver
 demo: venv-local ## Scripted tour against a running `make run`
 	@$(PY) -m local demo
+events: venv-local ## Print the outcome events the local relay stored (docs/events.md), oldest first
+	@$(PY) -m local events
 env: venv-local ## Print export lines for the running embedded AWS (for eval in a shell)
 	@$(PY) -m local env
 
@@ -82,8 +84,9 @@ chromium: ## Install Debian's chromium with apt-get when missing (browser tests)
 screenshots: venv chromium ## Regenerate docs/screenshots/ from the browser tests
 	SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
-openapi: venv ## Write openapi.json from the API's code
+openapi: venv ## Write openapi.json from the API's code, and the event schemas in docs/events.md
 	$(PY) -m functions.api.openapi > openapi.json
+	$(PY) -m scheduled_posts.event_docs docs/events.md
 
 $(CDK_DIR)/.installed-$(CDK_VERSION):
 	npm install --prefix $(CDK_DIR) --no-audit --no-fund --loglevel=error aws-cdk@$(CDK_VERSION)

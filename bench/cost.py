@@ -87,6 +87,9 @@ class Counted:
     post_item_bytes: float
     idle_sweep: dict[str, float]
     idle_watchdog: dict[str, float]
+    #: Outcome events relayed and relay invocations (batches of stream records).
+    events: int = 0
+    relay_invocations: int = 0
 
 
 def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
@@ -221,6 +224,23 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         meter.phase = "esm"
         driver.run_until(publish_base + timedelta(milliseconds=250 * posts, seconds=120))
 
+        # The outbox: the relay reads the posts table's stream (phase "relay"). Its only
+        # DynamoDB use is one feed PutItem per event; the post's own writes are unchanged.
+        from tests.support.outbox import build_relay
+
+        meter.phase = "relay"
+        rig = build_relay(settings, clock)
+        relay_handler = rig.poller.handler
+
+        def counted_relay(event: dict[str, Any], context: Any) -> Any:
+            invocations["relay"] = invocations.get("relay", 0) + 1
+            return relay_handler(event, context)
+
+        rig.poller.handler = counted_relay
+        rig.poller.drain(max_polls=10_000)
+        relayed = int(meter.usage.total("calls", service="dynamodb", phase="relay"))
+        meter.phase = "esm"
+
         sizes = []
         published = 0
         for item in _scan(aws.dynamodb, settings.POSTS_TABLE_NAME):
@@ -240,6 +260,8 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         post_item_bytes=sum(sizes) / max(1, len(sizes)),
         idle_sweep=idle_sweep,
         idle_watchdog=idle_watchdog,
+        events=relayed,
+        relay_invocations=invocations.get("relay", 0),
     )
 
 
@@ -299,6 +321,14 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
     worker_seconds_per_post = (
         worker_calls * ASSUMED_CALL_SECONDS + ASSUMED_WEBHOOK_SECONDS + ASSUMED_OVERHEAD_SECONDS
     )
+    # The outbox (decisions X1-X3): no unit on the post's own write path (the stream is read,
+    # not written); the relay writes one feed item per event (base table + by_owner GSI).
+    per["outbox_write_units_on_post_writes"] = 0.0
+    per["events"] = c.events / n
+    per["relay_write_units"] = u.total("write_units", phase="relay") / n
+    per["relay_invocations"] = c.relay_invocations / n
+    per["stream_read_requests"] = u.total("calls", service="dynamodbstreams", phase="relay") / n
+    wu_with_feed = per["relay_write_units"]
     million = 1e6
     dollars = {
         "api_gateway": PRICES["http_api_request"].cost(million),
@@ -307,8 +337,10 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
             per["worker_invocations"] * million,
             worker_seconds_per_post * n / max(1, worker_batches),
         ),
-        "dynamodb": PRICES["dynamodb_write_unit"].cost(wu * million)
+        "dynamodb": PRICES["dynamodb_write_unit"].cost((wu + wu_with_feed) * million)
         + PRICES["dynamodb_read_unit"].cost(ru * million),
+        "outbox": PRICES["eventbridge_custom_event"].cost(per["events"] * million)
+        + _lambda_cost(per["relay_invocations"] * million, ASSUMED_OVERHEAD_SECONDS),
         "sqs": PRICES["sqs_request"].cost(sqs * million),
         "scheduler": 0.0,
     }
@@ -326,6 +358,7 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
     return {
         "per_post": {k: round(v, 4) for k, v in per.items()},
         "write_units_per_post": round(wu, 3),
+        "outbox_write_units_per_post": round(wu_with_feed, 3),
         "read_units_per_post": round(ru, 3),
         "sqs_requests_per_post": round(sqs, 3),
         "usd_per_million_posts": {k: round(v, 2) for k, v in dollars.items()},
@@ -469,6 +502,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print()
     print(table(["model", "WCU/post", "RCU/post", "API GW $", "Lambda $", "DynamoDB $", "SQS $",
                  "Scheduler $", "total $ per 1M posts", "fixed $/month"], rows))  # fmt: skip
+    per = ours["per_post"]
+    print(f"\noutbox per post: {per['outbox_write_units_on_post_writes']} WCU on the post's "
+          f"writes, {per['events']} events, {per['relay_write_units']} WCU of feed items, "
+          f"{per['relay_invocations']} relay invocations, "
+          f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")
     return payload
 

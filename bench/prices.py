@@ -51,4 +51,10 @@ PRICES: dict[str, Price] = {
         "EventBridge Scheduler pricing (secondary)",
     ),
     "http_api_request": Price(1.00, 1e6, "HTTP API requests", "Amazon API Gateway pricing"),
+    # Not in AWS-FACTS.md: the EventBridge pricing page's custom-event rate (each 64 KB chunk of
+    # a PutEvents entry is one event). Stream reads by a Lambda trigger are free (DynamoDB
+    # pricing, "DynamoDB Streams": GetRecords by Lambda triggers is not charged).
+    "eventbridge_custom_event": Price(
+        1.00, 1e6, "custom events put on an event bus", "Amazon EventBridge pricing (secondary)"
+    ),
 }

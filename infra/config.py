@@ -42,6 +42,7 @@ RESOURCE_SETTINGS = frozenset(
         "IDEMPOTENCY_TABLE_NAME",
         "DISPATCH_QUEUE_URL",
         "DISPATCH_DLQ_URL",
+        "EVENT_BUS_NAME",
         "CURSOR_SECRET",
         "CURSOR_SECRET_ARN",
         "CREDENTIALS_KEY_ID",
@@ -101,6 +102,9 @@ class StageConfig(BaseModel):
     schedule_retry_attempts: int = Field(2, ge=0, le=185)
 
     lag_alarm_p99_seconds: float = Field(60.0, gt=0)
+    #: Alarm when the oldest stream record the relay has not sent is older than this (its
+    #: ``IteratorAge``): outcome events are that late.
+    relay_iterator_age_alarm_seconds: int = Field(60, ge=1)
 
     settings: Settings = Field(default_factory=Settings)
 

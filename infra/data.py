@@ -1,9 +1,10 @@
 """DynamoDB tables, built from ``scheduled_posts.tables`` (the one definition of keys and TTL).
 
-No table has a stream: nothing in the design reacts to item changes (the due index is written
-in the same transaction as the post, the reconciler reads due buckets). Logical ids are pinned
-to the definitions' ``logical_id`` (``PostsTable``, ``DueIndexTable``, ``IdempotencyTable``),
-so moving a table in the construct tree never replaces it (and its data) in production.
+Only the posts table has a stream (``NEW_AND_OLD_IMAGES``, from its definition): it is the
+outbox of outcome events, read by the relay (``infra/outbox.py``; decisions X1). Logical ids
+are pinned to the definitions' ``logical_id`` (``PostsTable``, ``DueIndexTable``,
+``IdempotencyTable``), so moving a table in the construct tree never replaces it (and its
+data) in production.
 """
 
 from __future__ import annotations
@@ -73,6 +74,11 @@ class DataConstruct(Construct):
                 point_in_time_recovery_enabled=True
             ),
             time_to_live_attribute=definition.ttl_attribute,
+            stream=(
+                dynamodb.StreamViewType(definition.stream_view_type)
+                if definition.stream_view_type
+                else None
+            ),
             deletion_protection=self._retain,
             removal_policy=RemovalPolicy.RETAIN if self._retain else RemovalPolicy.DESTROY,
         )

@@ -136,6 +136,59 @@ class MonitoringConstruct(Construct):
             worker=worker,
         )
 
+    def add_outbox(self, *, relay: lambda_.IFunction, relay_dlq: sqs.IQueue) -> None:
+        """Alarms on the outbox relay (errors, DLQ depth, age of the oldest unsent stream record)
+        and a dashboard row with the notification lag (``docs/events.md``)."""
+        iterator_age = relay.metric("IteratorAge", period=_MINUTE, statistic="Maximum")
+        relay_lag = self._service_metric(Metric.EVENT_RELAY_LAG_SECONDS, "p99")
+        self._alarm(
+            "RelayErrorsAlarm",
+            relay.metric_errors(period=_MINUTE, statistic="Sum"),
+            threshold=1,
+            evaluation_periods=3,
+            datapoints=2,
+            description="The outbox relay fails (events are held back, in order, and retried)",
+        )
+        self._alarm(
+            "RelayDlqAlarm",
+            relay_dlq.metric_approximate_number_of_messages_visible(
+                period=_MINUTE, statistic="Maximum"
+            ),
+            threshold=1,
+            description="The relay gave up on stream records (see docs/operations.md)",
+        )
+        self._alarm(
+            "RelayIteratorAgeAlarm",
+            iterator_age,
+            threshold=self._config.relay_iterator_age_alarm_seconds * 1000,
+            comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=3,
+            datapoints=2,
+            description=(
+                "The oldest unsent outcome event is older than "
+                f"{self._config.relay_iterator_age_alarm_seconds} s"
+            ),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Outcome events: relay lag p99 (s) and oldest unsent change (ms)",
+                left=[relay_lag],
+                right=[iterator_age],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Outcome events relayed / relay errors / relay DLQ",
+                left=[
+                    self._service_metric(Metric.EVENTS_RELAYED, "Sum"),
+                    relay.metric_errors(period=_MINUTE, statistic="Sum", label="relay errors"),
+                    relay_dlq.metric_approximate_number_of_messages_visible(
+                        period=_MINUTE, statistic="Maximum", label="relay DLQ"
+                    ),
+                ],
+                width=12,
+            ),
+        )
+
     def _build_topic(self) -> sns.ITopic:
         if self._config.alarm_topic_arn:
             return sns.Topic.from_topic_arn(self, "AlarmTopic", self._config.alarm_topic_arn)

@@ -15,6 +15,7 @@ from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
 from infra.layer import SharedLayerConstruct
 from infra.monitoring import MonitoringConstruct
+from infra.outbox import OutboxConstruct
 from infra.site import SiteConstruct
 
 
@@ -101,6 +102,15 @@ class ScheduledPostsStack(Stack):
             site_origin=self.site.origin,
         )
         self.site_content = self.site.publish(runtime_config=self._site_config(config))
+        self.outbox = OutboxConstruct(
+            self,
+            "Outbox",
+            config=config,
+            posts=self.data.posts,
+            layer=shared.layer,
+            runtime=shared.runtime,
+            functions_root=paths.functions,
+        )
         self.monitoring = MonitoringConstruct(
             self,
             "Monitoring",
@@ -113,6 +123,7 @@ class ScheduledPostsStack(Stack):
             worker=self.dispatch.worker,
             materializer=self.dispatch.materializer,
         )
+        self.monitoring.add_outbox(relay=self.outbox.relay, relay_dlq=self.outbox.dlq)
         Tags.of(self).add("service", config.service_name)
         Tags.of(self).add("stage", config.stage)
         self._add_outputs()
@@ -142,6 +153,13 @@ class ScheduledPostsStack(Stack):
             CfnOutput(self, "UserPoolClientId", value=self.api.user_pool_client.user_pool_client_id)
         CfnOutput(self, "DashboardName", value=self.monitoring.dashboard.dashboard_name)
         CfnOutput(self, "DispatchQueueUrl", value=self.dispatch.queue.queue_url)
+        CfnOutput(self, "EventBusName", value=self.outbox.bus.event_bus_name)
+        CfnOutput(
+            self,
+            "RelayDlqUrl",
+            value=self.outbox.dlq.queue_url,
+            description="Stream batches the relay gave up on (docs/operations.md)",
+        )
         CfnOutput(
             self,
             "DispatchDlqUrl",
@@ -170,6 +188,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "watchdog": stack.dispatch.watchdog,
         "reconciler": stack.dispatch.reconciler,
         "materializer": stack.dispatch.materializer,
+        "relay": stack.outbox.relay,
     }
     acks: list[tuple[IConstruct, str, str]] = []
     for name, function in functions.items():
@@ -194,7 +213,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "in the stage config, never implicitly.",
             ),
         ]
-        if name != "sweeper":
+        if name not in ("sweeper", "relay"):
             acks.append(
                 (
                     function,
@@ -224,6 +243,15 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "Scheduler DeadLetterConfig); a DLQ of a DLQ would only hide failures.",
             )
         )
+    acks.append(
+        (
+            stack.outbox.dlq,
+            f"{_NAG}SQS3",
+            "This queue is the on-failure destination of the outbox relay's stream event source "
+            "mapping (it receives descriptions of stream batches); a DLQ of a DLQ would only "
+            "hide failures.",
+        )
+    )
     acks.append(
         (
             stack.api.cursor_secret,

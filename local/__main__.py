@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("--ttl", type=int, default=3600, help="seconds (default 3600)")
     commands.add_parser("receiver", help="start a webhook receiver")
     commands.add_parser("env", help="print exports for the running embedded AWS")
+    commands.add_parser("events", help="print the outcome events the relay stored")
     demo = commands.add_parser("demo", help="scripted tour against a running stack")
     demo.add_argument("--posts", type=int, default=30)
     args = parser.parse_args(argv)
@@ -112,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, value in sorted(exports.items()):
             print(f"export {name}={shlex.quote(value)}")
         return 0
+    if args.command == "events":
+        from local.events import print_events
+
+        return print_events(config.aws_port)
     if args.command == "demo":
         from local.demo import run_demo
 

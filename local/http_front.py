@@ -46,6 +46,8 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/scheduled-posts": ("GET", "POST"),
     "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),
     "/v1/scheduled-posts/{schedule_id}/attempts": ("GET",),
+    "/v1/scheduled-posts/{schedule_id}/events": ("GET",),
+    "/v1/events": ("GET",),
     "/v1/scheduled-posts/{schedule_id}/retry": ("POST",),
     "/v1/me": ("DELETE",),
     "/v1/me/export": ("GET",),

@@ -57,9 +57,18 @@ def fast_moto_transactions() -> Iterator[None]:
                 continue
             current = table.items.get(h) if r is None else table.items.get(h, {}).get(r)
             backups.append((table, h, r, real_copy.deepcopy(current)))
+        # moto appends a stream record per applied write; a rolled-back write must leave none
+        # (DynamoDB streams only committed writes; the outbox depends on it, decisions X1).
+        streams = {
+            id(t): (t.stream_shard, len(t.stream_shard.items))
+            for t, *_ in backups
+            if t.stream_shard is not None
+        }
         try:
             original(self, transact_items)
         except Exception:
+            for shard, length in streams.values():
+                del shard.items[length:]
             for table, h, r, old in reversed(backups):
                 if r is None:
                     if old is None:

@@ -32,7 +32,9 @@ from local.embedded_aws import (
     quiet_request_logs,
 )
 from local.emulation.lambda_runtime import LambdaFunction, is_available
+from local.emulation.resources import ensure_event_bus
 from local.emulation.sqs import BatchOutcome, SqsPoller
+from local.emulation.streams import StreamLoop, StreamPoller, stream_arn, streams_client
 from local.http_front import ApiFront, JwtChecker
 from local.schedulers import Schedule
 from scheduled_posts import sizing
@@ -112,6 +114,10 @@ def ensure_port_free(variable: str, port: int, host: str = "127.0.0.1") -> None:
             ) from None
 
 
+#: The relay's timeout in the local stack (the CDK app's is ``infra/outbox.py``'s, also 60 s).
+RELAY_TIMEOUT_SECONDS = 60
+
+
 class LocalStack:
     """The running stack; :meth:`start` then :meth:`stop` (or :meth:`run` for both)."""
 
@@ -122,6 +128,7 @@ class LocalStack:
         self.front: ApiFront | None = None
         self.schedules: list[Schedule] = []
         self.pollers: list[SqsPoller] = []
+        self.stream_loops: list[StreamLoop] = []
         self.settings: Settings | None = None
 
     def start(self) -> str:
@@ -208,6 +215,9 @@ class LocalStack:
         else:
             log.warning("functions/worker/handler.py not found: nothing will be published")
 
+        if is_available("relay"):
+            self.stream_loops.append(self._relay_loop(settings))
+
         api = LambdaFunction("api", config.api_timeout_seconds)
         if is_available("api"):
             api.handler()  # import now: the first request should not pay for it
@@ -224,8 +234,23 @@ class LocalStack:
             schedule.start()
         for poller in self.pollers:
             poller.start()
+        for loop in self.stream_loops:
+            loop.start()
         self.front.start()
         return f"http://127.0.0.1:{self.front.port}"
+
+    def _relay_loop(self, settings: Settings) -> StreamLoop:
+        """The outbox relay on the posts table's stream (moto has no stream trigger: polled
+        every second, like the event source mapping), after creating the event bus."""
+        ensure_event_bus(boto3.client("events"), settings.EVENT_BUS_NAME)
+        function = LambdaFunction("relay", RELAY_TIMEOUT_SECONDS)
+        poller = StreamPoller(
+            streams_client(),
+            stream_arn(boto3.client("dynamodb"), settings.POSTS_TABLE_NAME),
+            lambda event, _context: function.invoke(event)[0],
+            function.context,
+        )
+        return StreamLoop(poller, interval_seconds=1.0, stop_event=self.stop_event)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the HTTP front, the schedules and the poller, then the embedded AWS if ours.
@@ -237,6 +262,8 @@ class LocalStack:
         deadline = time.monotonic() + timeout
         for poller in self.pollers:
             poller.join(max(0.0, deadline - time.monotonic()))
+        for loop in self.stream_loops:
+            loop.join(max(0.0, deadline - time.monotonic()))
         for schedule in self.schedules:
             schedule.join(max(0.0, deadline - time.monotonic()))
         if self.aws is not None:

@@ -43,7 +43,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from scheduled_posts import problems
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.errors import ValidationFailedError
-from scheduled_posts.logic import account, recovery, rotation
+from scheduled_posts.logic import account, event_feed, recovery, rotation
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic import series as series_logic
@@ -58,6 +58,9 @@ from scheduled_posts.models.api import (
     ChannelOut,
     ChannelPatch,
     ErasureStatus,
+    EventEntry,
+    EventPage,
+    EventTrail,
     GatewayMessage,
     PostCreate,
     PostOut,
@@ -406,6 +409,38 @@ def cancel_post(schedule_id: ScheduleId, if_match: IfMatch = None) -> Response[P
 def list_attempts(schedule_id: ScheduleId) -> AttemptList:
     found = post_logic.list_attempts(_owner(), schedule_id, deps=get_dependencies().post_deps)
     return AttemptList(items=[AttemptOut.of(a) for a in found])
+
+
+@app.get(
+    "/v1/scheduled-posts/<schedule_id>/events",
+    summary="The outcome events of a post, in commit order (its trail)",
+    responses=_responses(EventTrail),
+)
+def list_post_events(schedule_id: ScheduleId) -> EventTrail:
+    deps = get_dependencies()
+    found = event_feed.post_events(_owner(), schedule_id, feed=deps.event_feed, deps=deps.post_deps)
+    return EventTrail(items=[EventEntry(event=e.event, trace_id=e.trace_id) for e in found])
+
+
+@app.get(
+    "/v1/events",
+    summary="Your outcome events, oldest first, after an opaque cursor",
+    responses=_responses(EventPage, errors=(400, 401, 422)),
+)
+def list_events(
+    after: Annotated[
+        str | None, Query(max_length=1024, description="next_cursor of the previous page")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=100, description="Page size")] = 50,
+) -> EventPage:
+    deps = get_dependencies()
+    page = event_feed.list_events(
+        _owner(), after=after, limit=limit, feed=deps.event_feed, codec=deps.cursor_codec()
+    )
+    return EventPage(
+        items=[EventEntry(event=e.event, trace_id=e.trace_id) for e in page.events],
+        next_cursor=page.next_cursor,
+    )
 
 
 @app.post(

@@ -105,3 +105,13 @@ def ensure_credentials_key(kms: Any) -> str:
     kms.create_alias(AliasName=CREDENTIALS_KEY_ALIAS, TargetKeyId=key["KeyId"])
     log.info("created KMS key %s", CREDENTIALS_KEY_ALIAS)
     return str(key["Arn"])
+
+
+def ensure_event_bus(events: Any, name: str) -> str:
+    """Create the EventBridge custom bus ``name`` if missing; its ARN."""
+    try:
+        return str(events.describe_event_bus(Name=name)["Arn"])
+    except events.exceptions.ResourceNotFoundException:
+        arn = str(events.create_event_bus(Name=name)["EventBusArn"])
+        log.info("created event bus %s", name)
+        return arn

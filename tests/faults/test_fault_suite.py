@@ -19,6 +19,7 @@ import time_machine
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
+from local.emulation.streams import streams_client
 from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import set_dependencies
 from scheduled_posts.clock import format_instant
@@ -27,6 +28,7 @@ from tests.faults.run import _chunk, report, summarize
 from tests.support.clock import SimClock
 from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
+from tests.support.outbox_check import check_outbox
 from tests.support.scenario import World, seeded_uuid4
 
 #: CI size: at least 500 posts over at least 2 seeds (issue 4).
@@ -191,3 +193,60 @@ def test_fast_moto_transactions_failed_condition_writes_nothing() -> None:
         items = client.scan(TableName="t")["Items"]
     # Then nothing changed
     assert items == [post]
+
+
+def test_fast_moto_transactions_failed_transaction_leaves_no_stream_record() -> None:
+    # Given a streamed table and the faster transaction backup of the scenario
+    with fast_moto_transactions(), mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        created = client.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )
+        # When a transaction puts an item and then fails a condition
+        with pytest.raises(ClientError):
+            client.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "t", "Item": {"pk": {"S": "a"}}}},
+                    {
+                        "ConditionCheck": {
+                            "TableName": "t",
+                            "Key": {"pk": {"S": "b"}},
+                            "ConditionExpression": "attribute_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        client.put_item(TableName="t", Item={"pk": {"S": "c"}})
+        streams = streams_client()
+        arn = created["TableDescription"]["LatestStreamArn"]
+        (shard,) = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        records = streams.get_records(ShardIterator=iterator)["Records"]
+    # Then only the committed put is in the stream
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == ["c"]
+
+
+@pytest.mark.parametrize("broken", ["lose", "reorder"])
+def test_outbox_check_reports_a_relay_that_loses_or_reorders(broken: str) -> None:
+    # Given a small fault-free world played to the end
+    with seeded_uuid4(6), time_machine.travel(START, tick=False) as traveller, mock_aws():
+        world = World(6, 3, SimClock(traveller), rates=FaultRates.none(), concurrent_rate=0)
+        try:
+            world.build()
+            world.play()
+            world.plan.enabled = False
+            # When the relay drops the last event of a record, or reverses a record's events
+            tamper = (lambda e: e[:-1]) if broken == "lose" else (lambda e: e[::-1])
+            totals, problems = check_outbox(world, tamper=tamper)
+        finally:
+            set_dependencies(None)
+            reset_clients()
+    # Then the check reports it
+    assert totals["events_expected"] > 0
+    assert any(p.startswith("outbox: post") for p in problems), problems

@@ -22,6 +22,8 @@ EXPECTED_ROUTE_KEYS = {
     "PATCH /v1/scheduled-posts/{schedule_id}",
     "DELETE /v1/scheduled-posts/{schedule_id}",
     "GET /v1/scheduled-posts/{schedule_id}/attempts",
+    "GET /v1/scheduled-posts/{schedule_id}/events",
+    "GET /v1/events",
     "POST /v1/scheduled-posts/{schedule_id}/retry",
     "DELETE /v1/me",
     "GET /v1/me/export",

@@ -39,11 +39,12 @@ def test_table_point_in_time_recovery_enabled(dev: Synthesized, table: TableDef)
 
 
 @pytest.mark.parametrize("table", ALL_TABLES, ids=TABLE_IDS)
-def test_table_encrypted_on_demand_without_stream(dev: Synthesized, table: TableDef) -> None:
+def test_table_encrypted_on_demand_stream_as_defined(dev: Synthesized, table: TableDef) -> None:
     props = dev.resources[table.logical_id]["Properties"]
     assert props["SSESpecification"]["SSEEnabled"] is True
     assert props["BillingMode"] == "PAY_PER_REQUEST"
-    assert "StreamSpecification" not in props
+    stream = props.get("StreamSpecification", {}).get("StreamViewType")
+    assert stream == table.stream_view_type
 
 
 @pytest.mark.parametrize("table", ALL_TABLES, ids=TABLE_IDS)
@@ -99,7 +100,8 @@ def test_dispatch_queue_redrives_to_dlq_after_max_receive_count(dev: Synthesized
 
 def test_queues_all_server_side_encrypted(dev: Synthesized) -> None:
     queues = dev.of_type("AWS::SQS::Queue")
-    assert len(queues) == len(ALL_QUEUES) + 4  # plus one DLQ per schedule
+    # plus one DLQ per schedule and the outbox relay's DLQ
+    assert len(queues) == len(ALL_QUEUES) + 4 + 1
     for logical_id, queue in queues.items():
         assert queue["Properties"].get("SqsManagedSseEnabled") is True, logical_id
 
@@ -153,7 +155,7 @@ def test_layer_arm64_for_the_function_runtime(dev: Synthesized) -> None:
     )
 
 
-def test_no_dynamodb_streams_anywhere(dev: Synthesized) -> None:
+def test_only_the_posts_table_has_a_stream(dev: Synthesized) -> None:
     dev.template.resource_properties_count_is(
-        "AWS::DynamoDB::Table", {"StreamSpecification": Match.any_value()}, 0
+        "AWS::DynamoDB::Table", {"StreamSpecification": Match.any_value()}, 1
     )

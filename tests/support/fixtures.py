@@ -16,7 +16,11 @@ import pytest
 import time_machine
 from moto import mock_aws
 
-from local.emulation.resources import ensure_credentials_key, ensure_resources
+from local.emulation.resources import (
+    ensure_credentials_key,
+    ensure_event_bus,
+    ensure_resources,
+)
 from scheduled_posts.settings import Settings
 from scheduled_posts.sizing import visibility_timeout_seconds
 from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
@@ -67,6 +71,8 @@ def create_resources(prefix: str = "test", **overrides: Any) -> AwsResources:
     )
     kms = boto3.client("kms", region_name="us-east-1")
     names["CREDENTIALS_KEY_ID"] = ensure_credentials_key(kms)
+    names["EVENT_BUS_NAME"] = f"{prefix}-EventBus"
+    ensure_event_bus(boto3.client("events", region_name="us-east-1"), names["EVENT_BUS_NAME"])
     names.setdefault("CURSOR_SECRET", "test-cursor-secret")
     names.update(overrides)
     return AwsResources(settings=Settings(**names), dynamodb=dynamodb, sqs=sqs)

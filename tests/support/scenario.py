@@ -79,6 +79,7 @@ from tests.support.fixtures import (
 )
 from tests.support.lag_bounds import Timing
 from tests.support.lateness import Delivered, Touch, lateness_problems
+from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
@@ -1097,6 +1098,9 @@ def run_scenario(
             world.build()
             world.play()
             result = world.check()
+            outbox_totals, outbox_problems = check_outbox(world)
+            result.totals.update(outbox_totals)
+            result.problems.extend(outbox_problems)
         finally:
             set_dependencies(None)
             reset_clients()

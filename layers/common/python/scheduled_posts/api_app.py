@@ -17,6 +17,7 @@ from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
+from scheduled_posts.data.event_feed import EventFeed
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
@@ -110,6 +111,12 @@ class ApiDependencies:
             clock=self.clock,
             promoter=promoter,
         )
+
+    @cached_property
+    def event_feed(self) -> EventFeed:
+        """The event feed (``GET /v1/events``, ``GET /v1/scheduled-posts/{id}/events``)."""
+        table = self.dynamodb.Table(self.settings.POSTS_TABLE_NAME) if self.dynamodb else None
+        return EventFeed(self.settings.POSTS_TABLE_NAME, table=table)
 
     def cursor_codec(self) -> CursorCodec:
         """The pagination cursor codec (Secrets Manager reads are cached by Powertools)."""

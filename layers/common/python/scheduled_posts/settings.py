@@ -27,6 +27,8 @@ class Settings(BaseModel):
     IDEMPOTENCY_TABLE_NAME: str = "scheduled-posts-idempotency"
     DISPATCH_QUEUE_URL: str = ""
     DISPATCH_DLQ_URL: str = ""
+    #: The stack's EventBridge custom bus the relay puts outcome events on (``docs/events.md``).
+    EVENT_BUS_NAME: str = "scheduled-posts-events"
 
     LOOKAHEAD_SECONDS: int = Field(600, ge=1, le=SQS_MAX_DELAY_SECONDS)
     SWEEP_INTERVAL_SECONDS: int = Field(60, ge=1, le=3600)

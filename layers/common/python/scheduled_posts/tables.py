@@ -22,7 +22,8 @@ class IndexDef:
 
 @dataclass(frozen=True)
 class TableDef:
-    """A DynamoDB table: CDK logical id, key names (all strings), GSIs and TTL attribute."""
+    """A DynamoDB table: CDK logical id, key names (all strings), GSIs, TTL attribute and the
+    stream's view type (``NEW_AND_OLD_IMAGES`` or None for no stream)."""
 
     logical_id: str
     settings_name: str
@@ -30,6 +31,7 @@ class TableDef:
     sort_key: str | None
     indexes: tuple[IndexDef, ...] = field(default_factory=tuple)
     ttl_attribute: str | None = None
+    stream_view_type: str | None = None
 
     @property
     def key_attributes(self) -> tuple[str, ...]:
@@ -56,6 +58,9 @@ POSTS_TABLE = TableDef(
     sort_key="sk",
     indexes=(BY_OWNER_INDEX, BY_LEASE_INDEX, BY_SERIES_INDEX),
     ttl_attribute="expires_at",
+    # The outbox of outcome events (docs/events.md; decisions X1): every committed write of a
+    # post, before and after, read by the relay.
+    stream_view_type="NEW_AND_OLD_IMAGES",
 )
 
 DUE_INDEX_TABLE = TableDef(
@@ -119,4 +124,9 @@ def create_table_request(table: TableDef, table_name: str) -> dict[str, object]:
                 }
             )
         request["GlobalSecondaryIndexes"] = gsis
+    if table.stream_view_type:
+        request["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": table.stream_view_type,
+        }
     return request

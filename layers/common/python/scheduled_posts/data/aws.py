@@ -32,10 +32,17 @@ def sqs_client() -> Any:
     return boto3.client("sqs", config=BOTO_CONFIG)
 
 
+@cache
+def events_client() -> Any:
+    """The process's EventBridge client."""
+    return boto3.client("events", config=BOTO_CONFIG)
+
+
 def reset_clients() -> None:
     """Forget cached clients (tests call this when they start a fresh moto backend)."""
     dynamodb_resource.cache_clear()
     sqs_client.cache_clear()
+    events_client.cache_clear()
 
 
 class TableStore:

@@ -31,6 +31,10 @@ class Metric(StrEnum):
     #: materializing (``MAX_PENDING_POSTS`` reached).
     OCCURRENCES_MATERIALIZED = "OccurrencesMaterialized"
     SERIES_STOPPED = "SeriesStopped"
+    #: Outcome events the relay put on the bus and the feed (``logic/relay.py``).
+    EVENTS_RELAYED = "EventsRelayed"
+    #: Seconds from an event's commit (``occurred_at``) to the relay having sent it.
+    EVENT_RELAY_LAG_SECONDS = "EventRelayLagSeconds"
 
     @property
     def unit(self) -> str:

@@ -557,6 +557,30 @@ class GatewayMessage(BaseModel):
     message: str
 
 
+class EventEntry(BaseModel):
+    """One outcome event (``docs/events.md``: its schema by ``event["type"]``) and the id of
+    the committed change it came from (``trace_id``: the posts table's stream record id, also
+    in the relay's logs)."""
+
+    event: dict[str, Any]
+    trace_id: str
+
+
+class EventPage(BaseModel):
+    """``GET /v1/events`` body: the caller's events, oldest first. ``next_cursor`` resumes after
+    the last item (poll with it for newer events); it is the given cursor when there are none."""
+
+    items: list[EventEntry]
+    next_cursor: str | None
+
+
+class EventTrail(BaseModel):
+    """``GET /v1/scheduled-posts/{schedule_id}/events`` body: the post's events in commit order
+    (scheduled -> claimed -> delivered -> published, ...)."""
+
+    items: list[EventEntry]
+
+
 class Problem(BaseModel):
     """An RFC 9457 problem details body (``application/problem+json``)."""
 

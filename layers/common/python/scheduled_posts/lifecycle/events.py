@@ -1,0 +1,246 @@
+"""Outcome events derived from one committed item change: ``(old image, new image) -> events``.
+
+The outbox is the posts table's DynamoDB stream (``docs/decisions.md``, "Outcome events",
+X1-X3): every committed write of a ``POST`` item (or a series item) is one stream record carrying
+the item before and after the write, and this pure function turns it into the events it means.
+So an event exists exactly when its change was committed, and a replay of the record gives the
+same events with the same ids.
+
+Which change means which event (the arrows of ``lifecycle/transitions.py``):
+
+========================================  ==========================================
+change (old status -> new status)          events
+========================================  ==========================================
+insert, ``scheduled`` (create)             ``post.scheduled``
+``scheduled`` -> ``scheduled``, version+1   ``post.updated`` (edit)
+``missed`` -> ``scheduled``                 ``post.scheduled`` (reschedule)
+``scheduled`` -> ``cancelled``              ``post.cancelled``
+``scheduled`` -> ``missed``                 ``post.missed``
+``*`` -> ``publishing``                     ``post.claimed`` (claim, owner retry, redrive)
+``*`` -> ``published`` / ``partially_..``   ``post.published`` / ``post.partially_published``
+``*`` -> ``failed``                         ``post.failed``
+a delivery turns ``published``            ``delivery.published``
+a delivery turns ``failed``/``skipped``    ``delivery.failed``
+a delivery (re)enters ``retry_scheduled``  ``delivery.retrying`` (with ``next_attempt_at``)
+a series item turns ``stopped``           ``series.stopped`` (with its reason)
+========================================  ==========================================
+
+Lease renewals and take-overs change neither a status nor a delivery: no event. Delivery events
+come before the post's event of the same write, channels in id order.
+
+Event ids are UUIDv5 (RFC 9562) of a key naming the fact: ``<schedule_id>|<type>|v<version>``
+for post changes, plus the new lease token for ``post.claimed`` and the lease token that
+finished the post for the outcomes (a post reopened by a retry finishes again under another
+lease, at the same version); ``<schedule_id>|<type>|<channel_id>|a<attempts>|v<version>|<lease
+token that recorded it>`` for deliveries, plus ``next_attempt_at`` for ``delivery.retrying``
+(a 429 waits without using an attempt). Pure: no boto3, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from scheduled_posts import keys
+from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
+from scheduled_posts.models.events import (
+    BaseEvent,
+    ChannelOutcome,
+    DeliveryFailed,
+    DeliveryPublished,
+    DeliveryRetrying,
+    EventType,
+    PostCancelled,
+    PostClaimed,
+    PostEvent,
+    PostFailed,
+    PostMissed,
+    PostPartiallyPublished,
+    PostPublished,
+    PostScheduled,
+    PostUpdated,
+    SeriesStopped,
+)
+from scheduled_posts.models.post import Delivery, Post
+
+#: Namespace of event ids (a fixed random UUID: ids are stable across deployments).
+EVENT_ID_NAMESPACE = uuid.UUID("5d0c7a52-31f4-4f53-9a3e-2f0f6f1c9e41")
+
+#: Sort-key prefix of series items (``SERIES`` or ``SERIES#...``), written by the recurring
+#: series feature; only their ``stopped`` status is reported here.
+SERIES_SK_PREFIX = "SERIES"
+SERIES_STOPPED = "stopped"
+
+Item = Mapping[str, Any]
+
+_FINISHED: dict[PostStatus, type[PostEvent]] = {
+    PostStatus.PUBLISHED: PostPublished,
+    PostStatus.PARTIALLY_PUBLISHED: PostPartiallyPublished,
+    PostStatus.FAILED: PostFailed,
+}
+
+
+#: Statuses in which a delivery's change is a delivery event (a cancel marks every delivery
+#: ``skipped``: that is ``post.cancelled`` alone).
+_DELIVERING = frozenset({PostStatus.PUBLISHING, *_FINISHED})
+
+
+def event_id(*parts: object) -> str:
+    """The UUIDv5 (hex, 32 characters) of ``|``-joined ``parts``."""
+    return uuid.uuid5(EVENT_ID_NAMESPACE, "|".join(str(p) for p in parts)).hex
+
+
+def derive_events(old: Item | None, new: Item | None) -> list[BaseEvent]:
+    """The events of one committed write of one item of ``PostsTable``.
+
+    Parameters
+    ----------
+    old, new:
+        The item before and after the write (plain values: ``str``, ``Decimal``, ``dict``,
+        ``list``, as boto3's ``TypeDeserializer`` gives them); ``old`` None for an insert,
+        ``new`` None for a delete (TTL expiry: no event).
+
+    Returns
+    -------
+    The events in the order they happened (deliveries before the post's outcome); empty for
+    items that are neither posts nor series and for writes that report nothing.
+    """
+    if new is None:
+        return []
+    sk = str(new.get("sk", ""))
+    if sk == keys.POST_SK:
+        return _post_events(old, new)
+    if sk.startswith(SERIES_SK_PREFIX):
+        return _series_events(old, new)
+    return []
+
+
+def _outcome(delivery: Delivery, raw: Mapping[str, Any]) -> ChannelOutcome:
+    return ChannelOutcome(
+        channel_id=delivery.channel_id,
+        status=delivery.status.value,
+        attempts=delivery.attempts,
+        remote_id=delivery.remote_id,
+        remote_url=raw.get("remote_url"),
+        published_at=delivery.published_at,
+        lag_seconds=delivery.lag_seconds,
+        last_error=delivery.last_error,
+        next_attempt_at=delivery.next_attempt_at,
+    )
+
+
+def _channels(post: Post, new: Item) -> dict[str, ChannelOutcome]:
+    raw = new.get("deliveries") or {}
+    return {
+        cid: _outcome(post.deliveries[cid], raw.get(cid) or {}) for cid in sorted(post.deliveries)
+    }
+
+
+def _delivery_events(
+    old: Post, new: Post, channels: dict[str, ChannelOutcome], common: dict[str, Any]
+) -> list[BaseEvent]:
+    holder = old.lease_token or "-"
+    events: list[BaseEvent] = []
+    for cid, outcome in channels.items():
+        before, after = old.deliveries.get(cid), new.deliveries[cid]
+        if before == after:
+            continue
+        changed = before is None or before.status != after.status
+        fact = (new.schedule_id, cid, f"a{after.attempts}", f"v{new.version}", holder)
+        if after.status == DeliveryStatus.PUBLISHED and changed:
+            kind = EventType.DELIVERY_PUBLISHED
+            events.append(
+                DeliveryPublished(event_id=event_id(kind, *fact), channel=outcome, **common)
+            )
+        elif after.status in (DeliveryStatus.FAILED, DeliveryStatus.SKIPPED) and changed:
+            kind = EventType.DELIVERY_FAILED
+            events.append(DeliveryFailed(event_id=event_id(kind, *fact), channel=outcome, **common))
+        elif after.status == DeliveryStatus.RETRY_SCHEDULED and after.next_attempt_at is not None:
+            kind = EventType.DELIVERY_RETRYING
+            at = format_instant(after.next_attempt_at)
+            events.append(
+                DeliveryRetrying(
+                    event_id=event_id(kind, *fact, at),
+                    channel=outcome,
+                    next_attempt_at=after.next_attempt_at,
+                    **common,
+                )
+            )
+    return events
+
+
+def _post_event_type(old: Post | None, new: Post) -> type[PostEvent] | None:
+    if old is None:
+        return PostScheduled if new.status == PostStatus.SCHEDULED else None
+    if new.status == old.status:
+        bumped = new.version != old.version
+        return PostUpdated if bumped and new.status == PostStatus.SCHEDULED else None
+    if new.status == PostStatus.SCHEDULED:
+        return PostScheduled
+    if new.status == PostStatus.CANCELLED:
+        return PostCancelled
+    if new.status == PostStatus.MISSED:
+        return PostMissed
+    if new.status == PostStatus.PUBLISHING:
+        return PostClaimed
+    return _FINISHED.get(new.status)
+
+
+def _post_events(old_item: Item | None, new_item: Item) -> list[BaseEvent]:
+    new = Post.from_item(dict(new_item))
+    old = Post.from_item(dict(old_item)) if old_item else None
+    common: dict[str, Any] = {
+        "occurred_at": new.updated_at,
+        "owner": new.owner,
+        "schedule_id": new.schedule_id,
+        "series_id": new_item.get("series_id"),
+    }
+    channels = _channels(new, new_item)
+    delivering = old is not None and new.status in _DELIVERING
+    events = _delivery_events(old, new, channels, common) if old is not None and delivering else []
+    model = _post_event_type(old, new)
+    if model is None:
+        return events
+    kind = model.model_fields["type"].default
+    fact: list[object] = [kind, new.schedule_id, f"v{new.version}"]
+    extra: dict[str, Any] = {}
+    if model is PostClaimed:
+        fact.append(new.lease_token or "-")
+    elif issubclass(model, (PostPublished, PostPartiallyPublished, PostFailed)):
+        fact.append(old.lease_token if old is not None and old.lease_token else "-")
+        extra = {"published_at": new.published_at, "publish_lag_seconds": new.publish_lag_seconds}
+    events.append(
+        model(
+            event_id=event_id(*fact),
+            version=new.version,
+            status=new.status.value,
+            publish_at=new.publish_at,
+            status_reason=new.status_reason,
+            channels=list(channels.values()),
+            **extra,
+            **common,
+        )
+    )
+    return events
+
+
+def _series_events(old: Item | None, new: Item) -> list[BaseEvent]:
+    status = new.get("status")
+    if status != SERIES_STOPPED or (old is not None and old.get("status") == SERIES_STOPPED):
+        return []
+    series_id = str(new.get("series_id") or str(new.get("pk", "")).split("#", 1)[-1])
+    when = new.get("updated_at") or new.get("stopped_at")
+    if not when or "owner" not in new:
+        return []
+    version = new.get("version", "-")
+    return [
+        SeriesStopped(
+            event_id=event_id(EventType.SERIES_STOPPED, series_id, f"v{version}"),
+            occurred_at=instant_from_storage(str(when)),
+            owner=str(new["owner"]),
+            series_id=series_id,
+            reason=new.get("stop_reason") or new.get("status_reason"),
+        )
+    ]

@@ -1,0 +1,176 @@
+"""The fault suite's outbox check (issue 14): after a seeded world has played, relay its posts
+table's stream through the real relay handler while relay crashes are injected (before the bus
+put, after it, and in the feed write), then check the relay's outputs against the commit log.
+
+Promises checked, per world:
+
+* every committed change's events (``derive_events`` over every stream record: moto appends a
+  record only for a committed write, never for a failed condition or a cancelled transaction)
+  reached the bus and the feed, each under exactly one event id; a duplicate only repeats an id
+  with the same body;
+* per post, the bus saw the events in commit order (first occurrences);
+* nothing else reached the bus (no event for a change that was not committed);
+* each post's last post event carries the status the API answers now.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from scheduled_posts.data.event_bus import EventBus
+from scheduled_posts.lifecycle.events import derive_events
+from scheduled_posts.models.events import BaseEvent, PostEvent, event_body
+from tests.support.outbox import build_relay
+
+#: Chance that the relay crashes at each of its three points, per record try.
+CRASH_RATE = 0.05
+#: A record crashes at most this many times (so the relay always catches up).
+MAX_CRASHES_PER_RECORD = 2
+MAX_POLLS = 5_000
+#: Polls without progress after which the relay counts as stuck (a record failing for good).
+MAX_IDLE_POLLS = 20
+
+
+class RelayCrash(Exception):
+    """An injected relay crash."""
+
+
+class CrashingBus(EventBus):
+    """The real bus, recording what it accepted; crashes before or after the put."""
+
+    def __init__(
+        self,
+        bus_name: str,
+        rng: random.Random,
+        crashes: Counter[str],
+        tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
+    ) -> None:
+        super().__init__(bus_name)
+        self.rng = rng
+        self.crashes = crashes
+        self.sent: list[BaseEvent] = []
+        self.tamper = tamper
+
+    def _maybe(self, point: str, events: list[BaseEvent]) -> None:
+        key = f"{events[0].event_id}"
+        if self.crashes[key] < MAX_CRASHES_PER_RECORD and self.rng.random() < CRASH_RATE:
+            self.crashes[key] += 1
+            self.crashes[f"point_{point}"] += 1
+            raise RelayCrash(point)
+
+    def put(self, events: list[BaseEvent]) -> None:
+        self._maybe("before_bus", events)
+        given = self.tamper(events) if self.tamper is not None else events  # a broken relay
+        super().put(given)
+        self.sent.extend(given)
+        self._maybe("after_bus", events)
+
+
+def _committed(rig: Any) -> list[tuple[str, list[BaseEvent]]]:
+    """(sequence number, events) of every stream record, read directly from the stream."""
+    poller = rig.poller
+    records: list[tuple[str, list[BaseEvent]]] = []
+    shards = poller.streams.describe_stream(StreamArn=poller.arn)["StreamDescription"]["Shards"]
+    from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+        DynamoDBRecord,
+    )
+
+    for shard in shards:
+        iterator = poller.streams.get_shard_iterator(
+            StreamArn=poller.arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        while iterator:
+            page = poller.streams.get_records(ShardIterator=iterator, Limit=1000)
+            if not page.get("Records"):
+                break
+            for raw in page["Records"]:
+                body = DynamoDBRecord(raw).dynamodb
+                assert body is not None
+                derived = derive_events(body.old_image or None, body.new_image or None)
+                records.append((str(body.sequence_number), derived))
+            iterator = page.get("NextShardIterator")
+    return records
+
+
+def check_outbox(
+    world: Any, *, tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None
+) -> tuple[Counter[str], list[str]]:
+    """Relay ``world``'s stream with crashes injected; (totals, problems). ``tamper`` rewrites
+    what the bus is given (to show that the check catches a relay that loses or reorders)."""
+    totals: Counter[str] = Counter()
+    problems: list[str] = []
+    crashes: Counter[str] = Counter()
+    rng = random.Random(f"outbox-{world.seed}")
+    bus = CrashingBus(world.settings.EVENT_BUS_NAME, rng, crashes, tamper)
+    rig = build_relay(world.settings, world.clock, bus=bus)
+    feed_put = rig.feed.put
+
+    def crashing_feed_put(event: BaseEvent, **kwargs: Any) -> None:
+        key = f"feed-{event.event_id}"
+        if crashes[key] < MAX_CRASHES_PER_RECORD and rng.random() < CRASH_RATE:
+            crashes[key] += 1
+            crashes["point_feed"] += 1
+            raise RelayCrash("feed")
+        feed_put(event, **kwargs)
+
+    rig.feed.put = crashing_feed_put  # type: ignore[method-assign]
+    idle = 0
+    for _ in range(MAX_POLLS):
+        idle = 0 if rig.poller.poll() else idle + 1
+        if rig.poller.caught_up():
+            break
+        if idle >= MAX_IDLE_POLLS:
+            problems.append(f"outbox: the relay is stuck at {rig.poller.checkpoints}")
+            break
+    else:
+        problems.append(f"outbox: the relay did not catch up in {MAX_POLLS} polls")
+    for point in ("before_bus", "after_bus", "feed"):
+        totals[f"relay_crash_{point}"] = crashes[f"point_{point}"]
+
+    expected: dict[str, BaseEvent] = {}
+    order: dict[str, list[str]] = {}
+    for _, events in _committed(rig):
+        for event in events:
+            if event.event_id in expected:
+                problems.append(f"outbox: two committed changes derive event {event.event_id}")
+            expected[event.event_id] = event
+            order.setdefault(str(event.schedule_id or event.series_id), []).append(event.event_id)
+    totals["events_expected"] = len(expected)
+    totals["events_sent"] = len(bus.sent)
+    seen: dict[str, list[str]] = {}
+    for event in bus.sent:
+        want = expected.get(event.event_id)
+        if want is None:
+            problems.append(
+                f"outbox: event {event.event_id} ({event_body(event)}) was committed by no change"
+            )
+            continue
+        if event_body(event) != event_body(want):
+            problems.append(f"outbox: event {event.event_id} sent with two bodies")
+        ids = seen.setdefault(str(event.schedule_id or event.series_id), [])
+        if event.event_id not in ids:
+            ids.append(event.event_id)
+    totals["events_duplicated"] = len(bus.sent) - sum(len(v) for v in seen.values())
+    for key, ids in order.items():
+        if seen.get(key) != ids:
+            problems.append(f"outbox: post {key}: sent {seen.get(key)} but committed {ids}")
+    now = world.clock.now().timestamp()
+    for post in world.posts:
+        if post.schedule_id is None:
+            continue
+        stored = [s.event for s in rig.feed.post_events(post.schedule_id, now_epoch=now)]
+        want_ids = order.get(post.schedule_id, [])
+        if [e["event_id"] for e in stored] != want_ids:
+            problems.append(f"outbox: post {post.schedule_id}: feed order differs from commits")
+        post_events = [expected[i] for i in want_ids if isinstance(expected[i], PostEvent)]
+        got = world._call(post.user, "GET", f"/v1/scheduled-posts/{post.schedule_id}")
+        if post_events and got.status == 200 and post_events[-1].status != got.json["status"]:  # type: ignore[attr-defined]
+            last = json.dumps(event_body(post_events[-1]))[:200]
+            problems.append(
+                f"outbox: post {post.schedule_id}: last event {last}, status {got.json['status']}"
+            )
+    return totals, problems
