@@ -267,7 +267,25 @@ def test_derive_series_item_turning_stopped_is_series_stopped_with_its_reason() 
         "version": 2,
         "updated_at": "2026-12-01T12:00:00.000Z",
     }
-    new = {**old, "status": "stopped", "stop_reason": "end date reached", "version": 3}
+    new = {**old, "stopped_reason": "pending_limit"}
     (event,) = checked(old, new)
-    assert (event.type, event.reason) == (EventType.SERIES_STOPPED, "end date reached")  # type: ignore[attr-defined]
+    assert (event.type, event.reason) == (EventType.SERIES_STOPPED, "pending_limit")  # type: ignore[attr-defined]
     assert checked(new, {**new, "updated_at": "2026-12-01T12:00:01.000Z"}) == []
+
+
+def test_derive_series_ended_or_cancelled_is_series_stopped_once() -> None:
+    old = {
+        "pk": "SERIES#ser1",
+        "sk": "SERIES",
+        "series_id": "ser1",
+        "owner": "alice",
+        "status": "active",
+        "version": 2,
+        "updated_at": "2026-12-01T12:00:00.000Z",
+    }
+    for status in ("ended", "cancelled"):
+        new = {**old, "status": status, "version": 3}
+        (event,) = checked(old, new)
+        assert event.reason == status  # type: ignore[attr-defined]
+        assert checked(new, {**new, "updated_at": "2026-12-01T12:00:01.000Z"}) == []
+    assert checked(old, {**old, "status": "paused", "version": 3}) == []

@@ -69,9 +69,10 @@ from scheduled_posts.models.post import Delivery, Post
 EVENT_ID_NAMESPACE = uuid.UUID("5d0c7a52-31f4-4f53-9a3e-2f0f6f1c9e41")
 
 #: Sort-key prefix of series items (``SERIES`` or ``SERIES#...``), written by the recurring
-#: series feature; only their ``stopped`` status is reported here.
+#: series feature (``models/series.py``); a series that stops materializing is reported.
 SERIES_SK_PREFIX = "SERIES"
-SERIES_STOPPED = "stopped"
+#: Series statuses after which nothing more materializes (``SeriesStatus.ENDED``, ``CANCELLED``).
+SERIES_FINAL_STATUSES = frozenset({"ended", "cancelled"})
 
 Item = Mapping[str, Any]
 
@@ -226,21 +227,36 @@ def _post_events(old_item: Item | None, new_item: Item) -> list[BaseEvent]:
     return events
 
 
+def _stop_reason(item: Item | None) -> str | None:
+    """Why a series item stopped materializing: its ``stopped_reason`` (``pending_limit``) while
+    it is active, or its final status (``ended``, ``cancelled``); None while it runs or pauses."""
+    if item is None:
+        return None
+    if item.get("status") in SERIES_FINAL_STATUSES:
+        return str(item["status"])
+    reason = item.get("stopped_reason")
+    return str(reason) if reason else None
+
+
 def _series_events(old: Item | None, new: Item) -> list[BaseEvent]:
-    status = new.get("status")
-    if status != SERIES_STOPPED or (old is not None and old.get("status") == SERIES_STOPPED):
+    reason = _stop_reason(new)
+    if reason is None or reason == _stop_reason(old):
         return []
     series_id = str(new.get("series_id") or str(new.get("pk", "")).split("#", 1)[-1])
-    when = new.get("updated_at") or new.get("stopped_at")
+    when = new.get("updated_at") or new.get("created_at")
     if not when or "owner" not in new:
         return []
     version = new.get("version", "-")
     return [
         SeriesStopped(
-            event_id=event_id(EventType.SERIES_STOPPED, series_id, f"v{version}"),
+            event_id=event_id(
+                EventType.SERIES_STOPPED,
+                series_id,
+                f"v{version}|{reason}|{new.get('materialized_through', '')}",
+            ),
             occurred_at=instant_from_storage(str(when)),
             owner=str(new["owner"]),
             series_id=series_id,
-            reason=new.get("stop_reason") or new.get("status_reason"),
+            reason=reason,
         )
     ]
