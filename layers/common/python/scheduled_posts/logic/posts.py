@@ -34,6 +34,7 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import length_errors
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
@@ -291,8 +292,8 @@ def list_attempts(owner: str, schedule_id: str, *, deps: PostDeps) -> list[Attem
         Missing, another user's, or past its retention.
     """
     now = deps.clock.now()
-    _owned(owner, schedule_id, deps, now)
-    return deps.posts.list_attempts(schedule_id, now=now)
+    post = _owned(owner, schedule_id, deps, now)
+    return outcomes.merge_attempts(deps.posts.list_attempts(schedule_id, now=now), post)
 
 
 def _parse_bound(value: str | None, name: str) -> datetime | None:
