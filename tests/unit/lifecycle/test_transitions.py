@@ -216,7 +216,16 @@ def test_reschedule_missed_removes_the_ttl_guarded_by_missed() -> None:
         old, old.model_copy(update={"status": PostStatus.SCHEDULED, "expires_at": None})
     )
     assert change.guard == Guard(PostStatus.MISSED, version=3)
-    assert change.removes == ("expires_at",)
+    assert "expires_at" in change.removes
+    assert ("expires_at",) not in change.sets
+
+
+def test_reschedule_missed_removes_the_missed_reason_instead_of_storing_null() -> None:
+    old = post(PostStatus.MISSED, status_reason="missed by 2 h")
+    new = old.model_copy(update={"status": PostStatus.SCHEDULED, "status_reason": None})
+    change = transitions.reschedule_missed(old, new)
+    assert "status_reason" in change.removes
+    assert ("status_reason",) not in change.sets
 
 
 def test_revive_occurrence_schedules_again_guarded_by_cancelled_and_version() -> None:
@@ -227,7 +236,7 @@ def test_revive_occurrence_schedules_again_guarded_by_cancelled_and_version() ->
 
     assert change.guard == Guard(PostStatus.CANCELLED, version=3)
     assert change.sets[("status",)] == "scheduled"
-    assert change.removes == ("expires_at",)
+    assert "expires_at" in change.removes
 
 
 def test_revive_occurrence_the_owner_cancelled_is_refused() -> None:

@@ -194,7 +194,12 @@ def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostCha
     sets: dict[Path, Any] = {
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
-    removes = ("expires_at",) if arrow in ("reschedule_missed", "revive_occurrence") else ()
+    # What ``new`` leaves out (None) is removed: items store no NULLs (issue 16, W1), and
+    # ``due_bucket``/``due_sk`` are no longer written (derived from publish_at and the shard).
+    absent = ("published_at", "publish_lag_seconds", "status_reason", "due_bucket", "due_sk")
+    removes = tuple(a for a in absent if a not in item)
+    if arrow in ("reschedule_missed", "revive_occurrence"):
+        removes += ("expires_at",)
     return PostChange(
         arrow, old.schedule_id, new.status, Guard(expect, version=old.version), sets, removes
     )

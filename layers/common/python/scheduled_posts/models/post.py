@@ -137,8 +137,6 @@ class Post(BaseModel):
     publish_lag_seconds: float | None = None
     status_reason: str | None = None
     shard: int = 0
-    due_bucket: str | None = None
-    due_sk: str | None = None
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
     expires_at: int | None = None
@@ -173,8 +171,6 @@ class Post(BaseModel):
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
-            "due_bucket": self.due_bucket,
-            "due_sk": self.due_sk,
         }
         # None is left out, never stored as NULL: an absent attribute reads as None and every
         # byte counts toward the 1 KB write unit (issue 16, W1).
@@ -216,8 +212,6 @@ class Post(BaseModel):
             publish_lag_seconds=_num(item.get("publish_lag_seconds")),
             status_reason=item.get("status_reason"),
             shard=int(item.get("shard", 0)),
-            due_bucket=item.get("due_bucket"),
-            due_sk=item.get("due_sk"),
             lease_token=item.get("lease_token"),
             lease_expires_at=_opt_instant(item.get("lease_expires_at")),
             expires_at=int(item["expires_at"]) if item.get("expires_at") is not None else None,
