@@ -5,8 +5,8 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
 * ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts under
   its ``pk``; the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
   the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel.
-* ``DueIndexTable``: each post's due entry (keys derived from ``publish_at`` and the shard) and late marker
-  (``LATE#<shard>``).
+* ``DueIndexTable``: each post's due entry (keys derived from ``publish_at`` and the shard)
+  and late marker (``LATE#<shard>``).
 * ``IdempotencyTable``: the delivery records (key prefix ``deliver``, key
   ``<schedule_id>:<channel_id>``) and the create records (key prefix ``create_post``, key
   ``[owner, Idempotency-Key]``, the keys listed by the create-idempotency index), whose ids are
