@@ -370,6 +370,8 @@ def attempts_on_item(post: Post) -> list[Attempt]:
                     outcome="published",
                     http_status=d.http_status,
                     lag_seconds=d.lag_seconds,
+                    remote_id=d.remote_id,
+                    remote_url=d.remote_url,
                 )
             )
         else:  # in flight, or left by a round that never recorded itself
