@@ -189,10 +189,15 @@ GOAL_NOTES = {
     "batch (issue 17) and a smaller memory size, both to be measured; the Scheduler model "
     "also got cheaper, as it is priced with the same (now smaller) post item.",
     "capacity": "binds: with a new on-demand table (4,000 WRU/s) the posts and idempotency "
-    "tables' write throughput, then the event source mapping's ramp. Next lever: warm "
-    "throughput on both tables, concurrent posts within a batch, several dispatch queues "
-    "(rows of `docs/capacity.md`), not yet the CDK app's defaults.",
-    "cold start": "not measured against boto3 before this run; lazy imports not done yet.",
+    "tables' write throughput, then the event source mapping's ramp. The figure is from the "
+    "capacity run of the date in `docs/capacity.md`, before the worker's units fell from 12 to "
+    "5 (the model's assumptions now carry 5; its re-run did not finish on the shared machine). "
+    "Next lever: warm throughput on both tables, concurrent posts within a batch, several "
+    "dispatch queues (rows of `docs/capacity.md`), not yet the CDK app's defaults.",
+    "cold start": "measured while several fault suites ran on the same 2 cores: boto3 alone "
+    "took 3.6-6.4 s to import (the whole api handler took 0.47 s in the quieter run of "
+    "2026-11-29), so the excess is load, not code. "
+    "Lazy imports were not attempted; re-measure on a quiet machine first.",
     "local burst": "not re-run after the write-path change; binds: the embedded moto's "
     "serialised requests (its share of wall time) and one local worker.",
 }
