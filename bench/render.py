@@ -182,8 +182,9 @@ def lag_section(result: dict[str, Any]) -> str:
 #: "Lean write path (issue 16)"). The figures beside them come from the result files.
 GOAL_NOTES = {
     "write units": "binds: the sweeper's enqueued mark (1 unit), the pending-counter release "
-    "(1) and the two idempotency-record writes (2). Next lever: drop the sweeper's own mark "
-    "(W4, about 8.1 units).",
+    "(1), the two idempotency-record writes (2), and the published post item back over 1 KB "
+    "since the networks merge (`first_attempt_at`; the final update bills 2). Next levers: "
+    "a post item under 1 KB again, drop the sweeper's own mark (W4).",
     "cost": "binds: DynamoDB writes and the worker's Lambda time waiting on the webhook "
     "(modelled at 512 MB, one post at a time). Next levers: W4, concurrent posts within a "
     "batch (issue 17) and a smaller memory size, both to be measured; the Scheduler model "
