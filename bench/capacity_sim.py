@@ -22,7 +22,7 @@ A small, deterministic (seeded) discrete-event simulation of the deployed fire p
 
 Lag is measured when the webhook answers (what a reader of the destination sees). The model
 never delivers early: a message is never visible before its ``publish_at``. Every documented
-limit used is in :data:`LIMITS` with the AWS page it comes from (``the shared AWS-FACTS.md``);
+limit used is in :data:`LIMITS` with the AWS page it comes from (``/work/shared/AWS-FACTS.md``);
 every other number is an assumption in :class:`Assumptions`, listed in ``docs/capacity.md``.
 
 Run ``python -m bench.capacity_sim`` (``--quick`` for a small grid).
@@ -51,7 +51,7 @@ class Limit:
     source: str
 
 
-#: Documented limits used by the model (values and pages from ``the shared AWS-FACTS.md``).
+#: Documented limits used by the model (values and pages from ``/work/shared/AWS-FACTS.md``).
 LIMITS: dict[str, Limit] = {
     "partition_write_units_per_s": Limit(
         1000,
@@ -144,15 +144,13 @@ class Assumptions:
     cold_start_s: float = 1.0
     webhook_median_s: float = 0.200
     webhook_sigma: float = 0.6
-    #: GetItem post, claim UpdateItem (start marks), release UpdateItem, idempotency PutItem
-    worker_calls_before_send: int = 4
-    worker_calls_after_send: int = 2  # idempotency save, final UpdateItem (issue 16, W2)
+    worker_calls_before_send: int = 3  # GetItem post, claim UpdateItem, idempotency PutItem
+    worker_calls_after_send: int = 4  # idempotency save, final UpdateItem, attempt PutItem, release
     #: Worker write units per post, matched to ``bench/cost.py``'s measurement of the real worker
-    #: (6 per one-channel post since issue 16: claim 1 and pending release 1 before the send,
-    #: the final post update 2 after it, the item being just over 1 KB; idempotency put 1 and
-    #: completion 1).
-    posts_write_units_before_send: float = 2.0
-    posts_write_units_after_send: float = 2.0
+    #: (12 per one-channel post: a transactional claim 6, idempotency put 1, attempt put 1,
+    #: idempotency completion and final post updates 4).
+    posts_write_units_before_send: float = 6.0
+    posts_write_units_after_send: float = 4.0
     idempotency_write_units_before_send: float = 1.0
     idempotency_write_units_after_send: float = 1.0
     due_mark_write_units: float = 1.0

@@ -5,8 +5,8 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
 * ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts under
   its ``pk``; the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
   the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel.
-* ``DueIndexTable``: each post's due entry (keys derived from ``publish_at`` and the shard)
-  and late marker (``LATE#<shard>``).
+* ``DueIndexTable``: each post's due entry (``due_bucket``, ``due_sk``) and late marker
+  (``LATE#<shard>``, ``due_sk``).
 * ``IdempotencyTable``: the delivery records (key prefix ``deliver``, key
   ``<schedule_id>:<channel_id>``) and the create records (key prefix ``create_post``, key
   ``[owner, Idempotency-Key]``, the keys listed by the create-idempotency index), whose ids are
@@ -159,10 +159,10 @@ class AccountStore:
         with posts.batch_writer() as batch:
             for item in self.attempt_items(post.schedule_id):
                 batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
-        # The entry's keys are derived, not stored on the post (issue 16, W1).
-        due_sk = keys.order_key(post.publish_at, post.schedule_id)
-        due.delete_item(Key={"bucket": keys.due_bucket(post.publish_at, post.shard), "due": due_sk})
-        due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": due_sk})
+        if post.due_bucket and post.due_sk:
+            due.delete_item(Key={"bucket": post.due_bucket, "due": post.due_sk})
+        if post.due_sk:
+            due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": post.due_sk})
         with idempotency.batch_writer() as batch:
             for channel_id in dict.fromkeys([*post.channel_ids, *post.deliveries]):
                 key = f"{post.schedule_id}:{channel_id}"

@@ -24,7 +24,6 @@ from typing import Any
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.errors import StateConflictError
-from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.logic.posts import PostDeps, cancel_post
 from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
 from scheduled_posts.models.post import PostStatus
@@ -41,9 +40,9 @@ def export_account(owner: str, *, store: AccountStore, deps: PostDeps) -> dict[s
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
-        # Rows merged with the attempts kept on the post item (issue 16, W2).
-        attempts = outcomes.merge_attempts(store.attempts(post.schedule_id), post)
-        body["attempts"] = [AttemptOut.of(a).model_dump(mode="json") for a in attempts]
+        body["attempts"] = [
+            AttemptOut.of(a).model_dump(mode="json") for a in store.attempts(post.schedule_id)
+        ]
         posts.append(body)
     channels = [ChannelOut.of(c).model_dump(mode="json") for c in store.channels(owner)]
     return {
