@@ -49,7 +49,6 @@ from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic import series as series_logic
 from scheduled_posts.models.api import (
     ID_PATTERN,
-    AccountExport,
     AttemptList,
     AttemptOut,
     ChannelCreate,
@@ -72,6 +71,7 @@ from scheduled_posts.models.api import (
 )
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.models.recurring import (
+    AccountExport,
     OccurrenceOut,
     PreviewOut,
     PreviewRequest,
@@ -472,20 +472,24 @@ def retry_post(schedule_id: ScheduleId) -> Response[PostOut]:
 )
 def export_account() -> AccountExport:
     deps = get_dependencies()
-    document = account.export_account(_owner(), store=deps.account, deps=deps.post_deps)
+    document = account.export_account(
+        _owner(), store=deps.account, deps=deps.post_deps, series_deps=deps.series_deps
+    )
     return AccountExport.model_validate(document)
 
 
 @app.delete(
     "/v1/me",
-    summary="Erase your account: cancel pending posts, then delete every item of yours",
+    summary="Erase your account: end series, cancel posts, then delete every item of yours",
     responses=_responses(
         ErasureStatus, 202, "Accepted: GET /v1/me/erasure tells when it is complete"
     ),
 )
 def erase_account() -> Response[ErasureStatus]:
     deps = get_dependencies()
-    status = account.erase_account(_owner(), store=deps.account, deps=deps.post_deps)
+    status = account.erase_account(
+        _owner(), store=deps.account, deps=deps.post_deps, series_deps=deps.series_deps
+    )
     return Response(status_code=202, content_type=JSON, body=ErasureStatus(status=status))
 
 

@@ -328,3 +328,30 @@ def test_post_language_not_bcp47_is_422(api: ApiClient, language: str) -> None:
     answer = api.post("/v1/scheduled-posts", {**body, "language": language})
     assert answer.status == 422
     assert answer.json["errors"][0]["loc"] == ["body", "language"]
+
+
+def test_export_shows_network_channels_without_credentials_or_session(
+    api: ApiClient, aws: AwsResources, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    channel_id = created.json["channel_id"]
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(aws.settings.POSTS_TABLE_NAME)
+    table.update_item(  # a stored session, as the worker keeps one (sealed) for Bluesky
+        Key={"pk": "OWNER#alice", "sk": f"CHANNEL#{channel_id}"},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "session"},
+        ExpressionAttributeValues={":s": '{"v": 1, "sealed": "session-sealed-0001"}'},
+    )
+    item = channel_item(aws, "alice", channel_id)
+
+    answer = api.get("/v1/me/export")
+
+    assert answer.status == 200
+    [exported] = answer.json["channels"]
+    assert exported["channel_id"] == channel_id and exported["platform"] == "mastodon"
+    assert "credentials" not in exported and "session" not in exported
+    body = answer.raw["body"]
+    sealed = [v for v in json.loads(item["credentials"]).values() if isinstance(v, str)]
+    assert sealed  # the sealed parts (ciphertext, wrapped key) of the stored credentials
+    for secret in (account.token, *sealed, "session-sealed-0001"):
+        assert secret not in body

@@ -12,6 +12,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from functions.materializer.handler import materialize_deps
+from scheduled_posts.logic.materialize import materialize_due
 from scheduled_posts.models.post import PostStatus
 from tests.integration.dispatch.conftest import FirePath, build_fire_path
 from tests.integration.ops.conftest import set_rate_limit
@@ -49,7 +51,9 @@ def _scan_all(fire: FirePath) -> list[dict[str, Any]]:
 
 def _alice_world(fire: FirePath) -> dict[str, Any]:
     """Alice: two channels (one rate-limited), a published post (attempts, delivery record,
-    rate item), a post created with an Idempotency-Key, a far scheduled post, a cancelled one.
+    rate item), a post created with an Idempotency-Key, a far scheduled post, a cancelled one,
+    an active recurring schedule created with an Idempotency-Key (occurrences, index entry,
+    open-series counter, idempotency record).
     Bob: a channel and a post, which must survive."""
     fire.channel("ach-one")
     fire.channel("ach-two")
@@ -66,10 +70,20 @@ def _alice_world(fire: FirePath) -> dict[str, Any]:
     far = alice.schedule(FAR, ["ach-two"])["schedule_id"]
     gone = alice.schedule(FAR, ["ach-two"])["schedule_id"]
     alice.delete(f"/v1/scheduled-posts/{gone}")
+    series = alice.post(
+        "/v1/recurring-schedules",
+        {
+            "content": "daily plans",
+            "channel_ids": ["ach-one"],
+            "timezone": "UTC",
+            "cron": "0 9 * * *",
+        },
+        headers={"Idempotency-Key": "k-2"},
+    ).json["series_id"]
     fire.channel("bch-one", owner="bob")
     bobs = fire.post(fire.clock.now() + timedelta(days=1), ["bch-one"], owner="bob")
     return {
-        "ids": [published.schedule_id, keyed, far, gone, "ach-one", "ach-two"],
+        "ids": [published.schedule_id, keyed, far, gone, "ach-one", "ach-two", series],
         "bob": bobs.schedule_id,
     }
 
@@ -90,6 +104,19 @@ def test_erase_account_leaves_nothing_of_the_user_in_any_table(api_fire) -> None
     assert ApiClient("alice").get("/v1/me/erasure").json == {"status": "done"}
     assert _mentions(_scan_all(fire), needles) == []
     assert _mentions(_scan_all(fire), ["bob", world["bob"]]) != []
+
+
+def test_erase_account_ends_series_so_the_materializer_writes_nothing(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    world = _alice_world(fire)
+    alice = ApiClient("alice")
+    assert alice.get("/v1/scheduled-posts", query={"series_id": world["ids"][-1]}).json["items"]
+
+    assert alice.delete("/v1/me").json == {"status": "done"}
+    fire.clock.advance(3 * 86400)
+    materialize_due(deps=materialize_deps(fire.settings, fire.clock))
+
+    assert _mentions(_scan_all(fire), ["alice", *world["ids"]]) == []
 
 
 def test_erase_account_queued_message_publishes_nothing(api_fire) -> None:  # type: ignore[no-untyped-def]
@@ -131,7 +158,14 @@ def test_export_account_has_posts_attempts_and_channels_without_secrets(api_fire
 
     document = answer.json
     assert answer.status == 200 and document["subject"] == "alice"
-    assert sorted(p["schedule_id"] for p in document["posts"]) == sorted(world["ids"][:4])
+    series = [p for p in document["posts"] if p["series_id"] == world["ids"][-1]]
+    assert series and all(p["status"] == "scheduled" for p in series)  # its occurrences
+    assert sorted(p["schedule_id"] for p in document["posts"] if p not in series) == sorted(
+        world["ids"][:4]
+    )
+    assert [s["series_id"] for s in document["recurring_schedules"]] == [world["ids"][-1]]
+    assert document["recurring_schedules"][0]["status"] == "active"
+    assert document["recurring_schedules"][0]["next_occurrences"]
     published = next(p for p in document["posts"] if p["schedule_id"] == world["ids"][0])
     assert {a["channel_id"] for a in published["attempts"]} == {"ach-one", "ach-two"}
     assert sorted(c["channel_id"] for c in document["channels"]) == ["ach-one", "ach-two"]

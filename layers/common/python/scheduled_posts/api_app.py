@@ -161,6 +161,7 @@ class ApiDependencies:
             self.series_deps,
             idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
             idempotency_client=self.idempotency_client,
+            account=self.account,
         )
 
 

@@ -4,12 +4,16 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
 
 * ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts under
   its ``pk``; the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
-  the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel.
+  the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel;
+  recurring schedules (``SERIES#<id>``/``SERIES``) through GSI ``by_owner`` under
+  ``OWNER#<sub>#SERIES`` (their open-series counter is in the ``OWNER#<sub>`` partition).
 * ``DueIndexTable``: each post's due entry (``due_bucket``, ``due_sk``) and late marker
-  (``LATE#<shard>``, ``due_sk``).
+  (``LATE#<shard>``, ``due_sk``); each series' materialization entry
+  (``SERIES#<hour>#<shard>``, ``<extend_at>#<series_id>``).
 * ``IdempotencyTable``: the delivery records (key prefix ``deliver``, key
   ``<schedule_id>:<channel_id>``) and the create records (key prefix ``create_post``, key
-  ``[owner, Idempotency-Key]``, the keys listed by the create-idempotency index), whose ids are
+  ``[owner, Idempotency-Key]``; prefix ``create_series``, key ``[owner, "series:" + key]``; the
+  keys listed by the create-idempotency index), whose ids are
   Powertools' ``<prefix>#<md5 of the JSON key>``.
 """
 
@@ -27,14 +31,18 @@ from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.channels import channel_from_item
 from scheduled_posts.data.posts import attempt_from_item
 from scheduled_posts.models.post import Attempt, Channel, Post
+from scheduled_posts.models.series import Series
 
 #: ``sk`` of the erasure request in the ``OWNER#<sub>`` partition.
 ERASURE_SK = "ERASURE"
-#: ``sk`` prefix of the create-idempotency index items (one per ``Idempotency-Key`` used).
+#: ``sk`` prefix of the create-idempotency index items (one per ``Idempotency-Key`` used):
+#: post creates, recurring-schedule creates.
 IDEMPOTENCY_INDEX_PREFIX = "IDEMPOTENCY#"
+SERIES_IDEMPOTENCY_INDEX_PREFIX = "IDEMPOTENCY_SERIES#"
 #: Powertools ``key_prefix`` of the delivery and create idempotency records.
 DELIVERY_KEY_PREFIX = "deliver"
 CREATE_KEY_PREFIX = "create_post"
+CREATE_SERIES_KEY_PREFIX = "create_series"
 
 
 def idempotency_record_id(prefix: str, key: Any) -> str:
@@ -91,6 +99,24 @@ class AccountStore:
                 found.append(Post.from_item(item))
         return found
 
+    def series(self, owner: str) -> list[Series]:
+        """Every recurring schedule of ``owner`` (any status), in creation order."""
+        items = self._query(
+            self._table(0),
+            IndexName="by_owner",
+            KeyConditionExpression=Key("gsi1pk").eq(keys.owner_series_gsi_pk(owner)),
+        )
+        found = []
+        for index_item in items:
+            item = (
+                self._table(0)
+                .get_item(Key={"pk": index_item["pk"], "sk": index_item["sk"]}, ConsistentRead=True)
+                .get("Item")
+            )
+            if item is not None:
+                found.append(Series.from_item(item))
+        return found
+
     def attempt_items(self, schedule_id: str) -> list[dict[str, Any]]:
         """Every attempt item of a post (expired ones too), in start order."""
         return list(
@@ -141,13 +167,17 @@ class AccountStore:
             Item={"pk": keys.owner_pk(owner), "sk": ERASURE_SK, "requested_at": requested_at}
         )
 
-    def remember_idempotency_key(self, owner: str, key: str, *, expires_at: int) -> None:
+    def remember_idempotency_key(
+        self, owner: str, key: str, *, expires_at: int, series: bool = False
+    ) -> None:
         """Index a create ``Idempotency-Key`` of ``owner`` (TTL ``expires_at``, epoch s), so
-        that erasure can find its record."""
+        that erasure can find its record; ``series`` for a recurring-schedule create, whose
+        Powertools key is ``"series:" + key`` under :data:`CREATE_SERIES_KEY_PREFIX`."""
+        index = SERIES_IDEMPOTENCY_INDEX_PREFIX if series else IDEMPOTENCY_INDEX_PREFIX
         self._table(0).put_item(
             Item={
                 "pk": keys.owner_pk(owner),
-                "sk": f"{IDEMPOTENCY_INDEX_PREFIX}{key}",
+                "sk": f"{index}{key}",
                 "key": key,
                 "expires_at": expires_at,
             }
@@ -169,6 +199,16 @@ class AccountStore:
                 batch.delete_item(Key={"id": idempotency_record_id(DELIVERY_KEY_PREFIX, key)})
         posts.delete_item(Key={"pk": keys.post_pk(post.schedule_id), "sk": keys.POST_SK})
 
+    def delete_series(self, series: Series) -> None:
+        """Delete a series item and its materialization-index entry (the materializer's
+        ``ConditionCheck`` on the series then fails: it writes no more occurrences)."""
+        where = series.index_keys()
+        if where is not None:
+            self._table(1).delete_item(Key={"bucket": where[0], "due": where[1]})
+        self._table(0).delete_item(
+            Key={"pk": keys.series_pk(series.series_id), "sk": keys.SERIES_SK}
+        )
+
     def delete_owner_items(self, owner: str) -> None:
         """Delete the ``OWNER#<sub>`` partition but the erasure request, each channel's
         rate-limit items, and the create-idempotency records the index names."""
@@ -185,6 +225,10 @@ class AccountStore:
                         batch.delete_item(Key={"pk": rate_item["pk"], "sk": rate_item["sk"]})
             elif sk.startswith(IDEMPOTENCY_INDEX_PREFIX):
                 record = idempotency_record_id(CREATE_KEY_PREFIX, [owner, item["key"]])
+                idempotency.delete_item(Key={"id": record})
+            elif sk.startswith(SERIES_IDEMPOTENCY_INDEX_PREFIX):
+                key = [owner, "series:" + item["key"]]
+                record = idempotency_record_id(CREATE_SERIES_KEY_PREFIX, key)
                 idempotency.delete_item(Key={"id": record})
         with posts.batch_writer() as batch:
             for item in items:

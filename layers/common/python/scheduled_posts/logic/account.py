@@ -1,10 +1,13 @@
 """Account export and erasure (issue 17 item 15): unpublished posts are private data.
 
 * :func:`export_account` -> ``GET /v1/me/export``: everything the service holds about the caller
-  (posts with their deliveries, attempts, channels without secrets) as one JSON document.
-* :func:`erase_account` -> ``DELETE /v1/me``: records the request, cancels every ``scheduled``
-  post through the normal cancel path (so a dispatch message already in the queue finds a
-  cancelled post and publishes nothing), then deletes every item of the caller in every table
+  (posts with their deliveries, attempts, recurring schedules, channels without secrets or
+  credentials) as one JSON document.
+* :func:`erase_account` -> ``DELETE /v1/me``: records the request, ends every recurring schedule
+  through the normal series delete (so the materializer writes no more occurrences), cancels
+  every ``scheduled`` post through the normal cancel path (so a dispatch message already in the
+  queue finds a cancelled post and publishes nothing), then deletes every item of the caller in
+  every table
   (``data/account.py`` lists where they live), not leaving them to TTL, and last the request
   itself. A post already ``publishing`` is deleted too; a delivery in flight at that moment may
   still reach its destination (its lease writes then fail).
@@ -23,20 +26,24 @@ from typing import Any
 
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.account import AccountStore
-from scheduled_posts.errors import StateConflictError
+from scheduled_posts.errors import StateConflictError, VersionConflictError
 from scheduled_posts.logic.posts import PostDeps, cancel_post
+from scheduled_posts.logic.series import SeriesDeps, delete_series, series_out
 from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.observability import logger
 
-#: How many times an erasure re-reads the caller's posts before giving up for this request
-#: (a create racing the erasure adds posts after the first read).
+#: How many times an erasure re-reads the caller's posts and series before giving up for this
+#: request (a create racing the erasure adds some after the first read).
 ERASE_PASSES = 3
 
 
-def export_account(owner: str, *, store: AccountStore, deps: PostDeps) -> dict[str, Any]:
+def export_account(
+    owner: str, *, store: AccountStore, deps: PostDeps, series_deps: SeriesDeps
+) -> dict[str, Any]:
     """The caller's data: ``{"subject", "exported_at", "posts": [PostOut + "attempts"],
-    "channels": [ChannelOut]}`` (no signing secret). Recurring schedules do not exist yet."""
+    "recurring_schedules": [SeriesOut], "channels": [ChannelOut]}`` (no signing secret, no
+    network credentials or session: ``ChannelOut`` has no field for them)."""
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
@@ -44,20 +51,31 @@ def export_account(owner: str, *, store: AccountStore, deps: PostDeps) -> dict[s
             AttemptOut.of(a).model_dump(mode="json") for a in store.attempts(post.schedule_id)
         ]
         posts.append(body)
+    now = deps.clock.now()
+    series = [series_out(s, now=now).model_dump(mode="json") for s in store.series(owner)]
     channels = [ChannelOut.of(c).model_dump(mode="json") for c in store.channels(owner)]
     return {
         "subject": owner,
-        "exported_at": format_instant(deps.clock.now()),
+        "exported_at": format_instant(now),
         "posts": posts,
+        "recurring_schedules": series,
         "channels": channels,
     }
 
 
-def erase_account(owner: str, *, store: AccountStore, deps: PostDeps) -> str:
+def erase_account(
+    owner: str, *, store: AccountStore, deps: PostDeps, series_deps: SeriesDeps
+) -> str:
     """Erase ``owner`` (see the module docstring); returns the status afterwards (``done``, or
-    ``pending`` when posts kept appearing through :data:`ERASE_PASSES` passes)."""
+    ``pending`` when posts or series kept appearing through :data:`ERASE_PASSES` passes)."""
     store.request_erasure(owner, requested_at=format_instant(deps.clock.now()))
     for _ in range(ERASE_PASSES):
+        series = store.series(owner)
+        for one in series:
+            # Changed meanwhile (409/412): its item is deleted below all the same, after which
+            # the materializer's condition on it fails and it writes nothing more.
+            with contextlib.suppress(StateConflictError, VersionConflictError):
+                delete_series(owner, one.series_id, if_match=None, deps=series_deps)
         posts = store.posts(owner)
         for post in posts:
             if post.status == PostStatus.SCHEDULED:
@@ -65,8 +83,10 @@ def erase_account(owner: str, *, store: AccountStore, deps: PostDeps) -> str:
                 with contextlib.suppress(StateConflictError):
                     cancel_post(owner, post.schedule_id, deps=deps)
             store.delete_post(post)
+        for one in store.series(owner):  # read again: the delete moved their index entries
+            store.delete_series(one)
         store.delete_owner_items(owner)
-        if not posts:
+        if not posts and not series:
             store.complete_erasure(owner)
             logger.info("account erased")
             return "done"

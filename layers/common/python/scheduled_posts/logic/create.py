@@ -8,9 +8,9 @@ stored: errors are raised, so Powertools deletes the in-progress record and noth
 The post id is derived from (owner, key, body) (:func:`logic.posts.idempotent_schedule_id`), so a
 lost record never duplicates a post.
 
-Account erasure (issue 17) must find these records: they use the fixed key prefix
-``create_post`` (not the Lambda's name), and every key is indexed under the caller
-(``AccountStore.remember_idempotency_key``) before the keyed create runs.
+Account erasure (issue 17) must find these records: they use the fixed key prefixes
+``create_post`` and ``create_series`` (not the Lambda's name), and every key is indexed under
+the caller (``AccountStore.remember_idempotency_key``) before the keyed create runs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 
 from scheduled_posts.clock import epoch_seconds
-from scheduled_posts.data.account import CREATE_KEY_PREFIX, AccountStore
+from scheduled_posts.data.account import CREATE_KEY_PREFIX, CREATE_SERIES_KEY_PREFIX, AccountStore
 from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
 from scheduled_posts.logic.series import SeriesDeps, create_series, series_out
 from scheduled_posts.models.api import PostCreate, PostOut
@@ -128,8 +128,10 @@ class SeriesCreator:
         *,
         idempotency_table_name: str,
         idempotency_client: Any | None = None,
+        account: AccountStore | None = None,
     ) -> None:
         self.deps = deps
+        self.account = account
         #: Call ``register_lambda_context(context)`` on it on every invocation.
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="[owner, key]",
@@ -145,6 +147,8 @@ class SeriesCreator:
             ),
             config=self.idempotency_config,
             output_serializer=PydanticSerializer(SeriesOut),
+            # A fixed prefix (not the Lambda's name): erasure computes the record ids.
+            key_prefix=CREATE_SERIES_KEY_PREFIX,
         )
 
     def _create_keyed(self, *, request: dict[str, Any], body: SeriesCreate) -> SeriesOut:
@@ -171,5 +175,11 @@ class SeriesCreator:
             "key": "series:" + idempotency_key,
             "body": body.model_dump(mode="json"),
         }
+        if self.account is not None:
+            # Indexed first, so that erasure can always find the record (issue 17 item 15).
+            expires = self.deps.clock.now() + timedelta(seconds=IDEMPOTENCY_EXPIRY_SECONDS + 3600)
+            self.account.remember_idempotency_key(
+                owner, idempotency_key, expires_at=epoch_seconds(expires), series=True
+            )
         result: SeriesOut = self._create_once(request=request, body=body)
         return result

@@ -535,15 +535,6 @@ class ExportPost(PostOut):
     attempts: list[AttemptOut]
 
 
-class AccountExport(BaseModel):
-    """``GET /v1/me/export`` body: everything the service holds about the caller."""
-
-    subject: str
-    exported_at: str
-    posts: list[ExportPost]
-    channels: list[ChannelOut]
-
-
 class ErasureStatus(BaseModel):
     """``DELETE /v1/me`` (202) and ``GET /v1/me/erasure`` body."""
 

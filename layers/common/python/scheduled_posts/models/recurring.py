@@ -28,7 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from scheduled_posts import recurrence
 from scheduled_posts.clock import format_instant, parse_instant
-from scheduled_posts.models.api import ChannelIds, Content, MediaIds
+from scheduled_posts.models.api import ChannelIds, ChannelOut, Content, ExportPost, MediaIds
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
 #: Most occurrences one preview returns (issue 13).
@@ -273,6 +273,17 @@ class SeriesPage(BaseModel):
 
     items: list[SeriesOut]
     next_cursor: str | None
+
+
+class AccountExport(BaseModel):
+    """``GET /v1/me/export`` body: everything the service holds about the caller (here, not
+    in ``models/api.py``, because it holds :class:`SeriesOut`)."""
+
+    subject: str
+    exported_at: str
+    posts: list[ExportPost]
+    recurring_schedules: list[SeriesOut]
+    channels: list[ChannelOut]
 
 
 class SeriesOccurrenceOut(OccurrenceOut):
