@@ -40,7 +40,7 @@ def limits_section(result: dict[str, Any]) -> str:
     limits = [[name, v["value"], v["unit"], v["source"]] for name, v in result["limits"].items()]
     assumptions = [[name, value] for name, value in result["assumptions"].items()]
     return "\n".join([
-        "Documented limits (values and pages from `/work/shared/AWS-FACTS.md`):", "",
+        "Documented limits (values and pages from the shared `AWS-FACTS.md`):", "",
         table(["limit", "value", "unit", "source"], limits), "",
         "Assumptions (not AWS limits; `bench.capacity_sim.Assumptions`):", "",
         table(["assumption", "value"], assumptions),
