@@ -22,7 +22,7 @@ A small, deterministic (seeded) discrete-event simulation of the deployed fire p
 
 Lag is measured when the webhook answers (what a reader of the destination sees). The model
 never delivers early: a message is never visible before its ``publish_at``. Every documented
-limit used is in :data:`LIMITS` with the AWS page it comes from (`the shared `AWS-FACTS.md``);
+limit used is in :data:`LIMITS` with the AWS page it comes from (the shared ``AWS-FACTS.md``);
 every other number is an assumption in :class:`Assumptions`, listed in ``docs/capacity.md``.
 
 Run ``python -m bench.capacity_sim`` (``--quick`` for a small grid).
@@ -51,7 +51,7 @@ class Limit:
     source: str
 
 
-#: Documented limits used by the model (values and pages from `the shared `AWS-FACTS.md``).
+#: Documented limits used by the model (values and pages from the shared ``AWS-FACTS.md``).
 LIMITS: dict[str, Limit] = {
     "partition_write_units_per_s": Limit(
         1000,

@@ -1,6 +1,6 @@
 """AWS list prices (us-east-1) used by the cost model, each with its source and the date taken.
 
-Copied from `the shared `AWS-FACTS.md`` (gathered late 2026). Lines marked "secondary" there
+Copied from the shared ``AWS-FACTS.md`` (gathered late 2026). Lines marked "secondary" there
 came from a third-party summary of the AWS price page: check them before publishing a figure.
 Free tiers are ignored (a cost per million posts at scale).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: When the prices were taken (the date of `the shared `AWS-FACTS.md``'s survey).
+#: When the prices were taken (the date of the shared ``AWS-FACTS.md``'s survey).
 PRICES_TAKEN = "late 2026 (from the shared AWS-FACTS.md, read 2026-11-29)"
 
 
