@@ -51,7 +51,7 @@ def stored_channel(channels: ChannelRepository, secrets: ChannelSecrets, platfor
     )
     sealed = secrets.seal_credentials(channel, {"handle": "alice.test", "app_password": "pw-1"})
     channel = channel.model_copy(update={"credentials": sealed})
-    channels.put_new(channel)
+    channels.put_new(channel, max_channels=50)
     return channel
 
 
