@@ -8,10 +8,11 @@ the ``POST`` item (item-ready values: ISO 8601 strings, ``Decimal`` numbers) and
 reported there, never here. Nothing in this module does I/O.
 
 To add a transition: add an :class:`Arrow` to :data:`ARROWS`, write the function returning a
-:class:`PostChange` for it, add the arrow to the mermaid diagram (``tests/unit/test_lifecycle_
-diagram.py`` holds the two equal), and apply it through ``PostStore``. A change that must also
-write other items in the same transaction (an outbox event, a due entry) carries them in
-:attr:`PostChange.extra_items`.
+:class:`PostChange` for it, add the arrow to the mermaid diagram (``tests/unit/lifecycle/
+test_diagram.py`` holds the two equal), and apply it through ``PostStore``. A change that must
+also write other items in the same transaction (a due entry) carries them in
+:attr:`PostChange.extra_items`; events are derived from the table's stream
+(:mod:`scheduled_posts.lifecycle.events`), never written here.
 """
 
 from __future__ import annotations
