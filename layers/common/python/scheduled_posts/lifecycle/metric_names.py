@@ -1,8 +1,8 @@
 """Every CloudWatch metric the service emits (namespace ``Settings.METRICS_NAMESPACE``).
 
-Names are PascalCase with the unit in the name where it is not a count (house style, rule 9 of the shared STYLE.md). The
-code emits ``metrics.add_metric(name=Metric.X, unit=Metric.X.unit, ...)``; ``infra/monitoring.py``
-builds its alarms and dashboard from the same members.
+Names are PascalCase with the unit in the name where it is not a count (house style: rule 9 of
+the shared STYLE.md). The code emits ``metrics.add_metric(name=Metric.X, unit=Metric.X.unit,
+...)``; ``infra/monitoring.py`` builds its alarms and dashboard from the same members.
 """
 
 from __future__ import annotations
