@@ -16,7 +16,7 @@ the caller (``AccountStore.remember_idempotency_key``) before the keyed create r
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
@@ -24,8 +24,9 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+from pydantic import BaseModel
 
-from scheduled_posts.clock import epoch_seconds
+from scheduled_posts.clock import Clock, epoch_seconds
 from scheduled_posts.data.account import CREATE_KEY_PREFIX, CREATE_SERIES_KEY_PREFIX, AccountStore
 from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
 from scheduled_posts.logic.series import SeriesDeps, create_series, series_out
@@ -37,13 +38,29 @@ from scheduled_posts.observability import tracer
 IDEMPOTENCY_EXPIRY_SECONDS = 24 * 3600
 
 
-class PostCreator:
-    """Creates posts, idempotently when the request carries a key.
+class _HasClock(Protocol):
+    @property
+    def clock(self) -> Clock: ...
+
+
+DepsT = TypeVar("DepsT", bound=_HasClock)
+BodyT = TypeVar("BodyT", bound=BaseModel)
+OutT = TypeVar("OutT", bound=BaseModel)
+
+
+class IdempotentCreator(Generic[DepsT, BodyT, OutT]):
+    """Creates one kind of resource, idempotently when the request carries a key.
+
+    The shared scaffolding of :class:`PostCreator` and :class:`SeriesCreator`: each instance
+    has its own ``DynamoDBPersistenceLayer`` and ``IdempotencyConfig`` (one config shared
+    between two decorated functions keeps the first one's settings), keyed on
+    ``[owner, scope + key]`` under the fixed ``key_prefix``. A subclass names its kind in the
+    class attributes and writes the resource in :meth:`_write`.
 
     Parameters
     ----------
     deps:
-        The post logic's collaborators.
+        The kind's logic collaborators (a ``clock`` among them).
     idempotency_table_name:
         ``Settings.IDEMPOTENCY_TABLE_NAME``.
     idempotency_client:
@@ -53,15 +70,23 @@ class PostCreator:
         Where each key is indexed for account erasure (None: not indexed).
     """
 
+    #: Powertools' record key prefix: fixed (not the Lambda's name), so erasure computes the ids.
+    key_prefix: ClassVar[str]
+    #: The 201 body's model, stored and replayed through ``PydanticSerializer``.
+    output_model: ClassVar[type[BaseModel]]
+    #: A recurring-schedule create: its key is scoped ``"series:"`` and indexed as a series key
+    #: (:meth:`AccountStore.remember_idempotency_key`).
+    series: ClassVar[bool] = False
+
     def __init__(
         self,
-        deps: PostDeps,
+        deps: DepsT,
         *,
         idempotency_table_name: str,
         idempotency_client: Any | None = None,
         account: AccountStore | None = None,
     ) -> None:
-        self.deps = deps
+        self.deps: DepsT = deps
         self.account = account
         #: Call ``register_lambda_context(context)`` on it on every invocation.
         self.idempotency_config = IdempotencyConfig(
@@ -77,19 +102,21 @@ class PostCreator:
                 table_name=idempotency_table_name, boto3_client=idempotency_client
             ),
             config=self.idempotency_config,
-            output_serializer=PydanticSerializer(PostOut),
-            # A fixed prefix (not the Lambda's name): erasure computes the record ids.
-            key_prefix=CREATE_KEY_PREFIX,
+            output_serializer=PydanticSerializer(self.output_model),
+            key_prefix=self.key_prefix,
         )
 
-    def _create_keyed(self, *, request: dict[str, Any], body: PostCreate) -> PostOut:
-        schedule_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
-        post = create_post(body, owner=request["owner"], deps=self.deps, schedule_id=schedule_id)
-        return PostOut.of(post)
+    def _write(self, body: BodyT, *, owner: str, created_id: str | None) -> OutT:
+        """Create the resource under ``created_id`` (None: a fresh id) and return its body."""
+        raise NotImplementedError
+
+    def _create_keyed(self, *, request: dict[str, Any], body: BodyT) -> OutT:
+        created_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
+        return self._write(body, owner=request["owner"], created_id=created_id)
 
     @tracer.capture_method
-    def create(self, body: PostCreate, *, owner: str, idempotency_key: str | None) -> PostOut:
-        """Create a post and return its 201 body.
+    def create(self, body: BodyT, *, owner: str, idempotency_key: str | None) -> OutT:
+        """Create the resource and return its 201 body.
 
         With ``idempotency_key``, a repeat with the same parsed body returns the first body and
         creates nothing.
@@ -101,85 +128,47 @@ class PostCreator:
         IdempotencyAlreadyInProgressError
             The first request with this key is still running (409).
         LimitExceededError, ValidationFailedError, ...
-            As :func:`scheduled_posts.logic.posts.create_post`.
+            As the subclass's :meth:`_write`.
         """
         if idempotency_key is None:
-            return PostOut.of(create_post(body, owner=owner, deps=self.deps))
-        request = {"owner": owner, "key": idempotency_key, "body": body.model_dump(mode="json")}
-        if self.account is not None:
-            # Indexed first, so that erasure can always find the record (issue 17 item 15).
-            expires = self.deps.clock.now() + timedelta(seconds=IDEMPOTENCY_EXPIRY_SECONDS + 3600)
-            self.account.remember_idempotency_key(
-                owner, idempotency_key, expires_at=epoch_seconds(expires)
-            )
-        result: PostOut = self._create_once(request=request, body=body)
-        return result
-
-
-class SeriesCreator:
-    """Creates recurring schedules (issue 13), idempotently when the request carries a key:
-    the same pattern as :class:`PostCreator`, with its own persistence layer and config (one
-    shared between two decorated functions keeps the first one's settings), and a series id
-    derived from (owner, key, body)."""
-
-    def __init__(
-        self,
-        deps: SeriesDeps,
-        *,
-        idempotency_table_name: str,
-        idempotency_client: Any | None = None,
-        account: AccountStore | None = None,
-    ) -> None:
-        self.deps = deps
-        self.account = account
-        #: Call ``register_lambda_context(context)`` on it on every invocation.
-        self.idempotency_config = IdempotencyConfig(
-            event_key_jmespath="[owner, key]",
-            payload_validation_jmespath="body",
-            raise_on_no_idempotency_key=True,
-            expires_after_seconds=IDEMPOTENCY_EXPIRY_SECONDS,
-        )
-        self._create_once = idempotent_function(
-            self._create_keyed,
-            data_keyword_argument="request",
-            persistence_store=DynamoDBPersistenceLayer(
-                table_name=idempotency_table_name, boto3_client=idempotency_client
-            ),
-            config=self.idempotency_config,
-            output_serializer=PydanticSerializer(SeriesOut),
-            # A fixed prefix (not the Lambda's name): erasure computes the record ids.
-            key_prefix=CREATE_SERIES_KEY_PREFIX,
-        )
-
-    def _create_keyed(self, *, request: dict[str, Any], body: SeriesCreate) -> SeriesOut:
-        series_id = idempotent_schedule_id(request["owner"], request["key"], request["body"])
-        series = create_series(body, owner=request["owner"], deps=self.deps, series_id=series_id)
-        return series_out(series, now=self.deps.clock.now())
-
-    @tracer.capture_method
-    def create(self, body: SeriesCreate, *, owner: str, idempotency_key: str | None) -> SeriesOut:
-        """Create a recurring schedule and return its 201 body.
-
-        Raises
-        ------
-        IdempotencyValidationError, IdempotencyAlreadyInProgressError
-            As :meth:`PostCreator.create` (422, 409).
-        ValidationFailedError
-            As :func:`scheduled_posts.logic.series.create_series`.
-        """
-        if idempotency_key is None:
-            series = create_series(body, owner=owner, deps=self.deps)
-            return series_out(series, now=self.deps.clock.now())
+            return self._write(body, owner=owner, created_id=None)
+        scope = "series:" if self.series else ""
         request = {
             "owner": owner,
-            "key": "series:" + idempotency_key,
+            "key": scope + idempotency_key,
             "body": body.model_dump(mode="json"),
         }
         if self.account is not None:
             # Indexed first, so that erasure can always find the record (issue 17 item 15).
             expires = self.deps.clock.now() + timedelta(seconds=IDEMPOTENCY_EXPIRY_SECONDS + 3600)
             self.account.remember_idempotency_key(
-                owner, idempotency_key, expires_at=epoch_seconds(expires), series=True
+                owner, idempotency_key, expires_at=epoch_seconds(expires), series=self.series
             )
-        result: SeriesOut = self._create_once(request=request, body=body)
+        result: OutT = self._create_once(request=request, body=body)
         return result
+
+
+class PostCreator(IdempotentCreator[PostDeps, PostCreate, PostOut]):
+    """Creates posts (:func:`scheduled_posts.logic.posts.create_post`), idempotently when the
+    request carries a key; the post id is derived from (owner, key, body)."""
+
+    key_prefix = CREATE_KEY_PREFIX
+    output_model = PostOut
+
+    def _write(self, body: PostCreate, *, owner: str, created_id: str | None) -> PostOut:
+        post = create_post(body, owner=owner, deps=self.deps, schedule_id=created_id)
+        return PostOut.of(post)
+
+
+class SeriesCreator(IdempotentCreator[SeriesDeps, SeriesCreate, SeriesOut]):
+    """Creates recurring schedules (issue 13,
+    :func:`scheduled_posts.logic.series.create_series`), idempotently when the request carries
+    a key; the series id is derived from (owner, key, body)."""
+
+    key_prefix = CREATE_SERIES_KEY_PREFIX
+    output_model = SeriesOut
+    series = True
+
+    def _write(self, body: SeriesCreate, *, owner: str, created_id: str | None) -> SeriesOut:
+        series = create_series(body, owner=owner, deps=self.deps, series_id=created_id)
+        return series_out(series, now=self.deps.clock.now())
