@@ -32,7 +32,8 @@ import json
 import re
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
@@ -327,6 +328,17 @@ class MastodonStandIn:
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return server
+
+    @contextmanager
+    def serving(self, port: int = 0) -> Iterator[str]:
+        """:meth:`serve` for the length of a ``with`` block, which gets the base URL
+        (``http://127.0.0.1:<port>``); the server is shut down and closed on leaving."""
+        server = self.serve(port)
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
     def _control(self, path: str, body: Any) -> tuple[int, Any]:
         body = body or {}

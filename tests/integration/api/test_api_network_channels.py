@@ -19,12 +19,8 @@ from tests.support.fixtures import AwsResources
 @pytest.fixture
 def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
     state = MastodonStandIn(max_characters=800, characters_reserved_per_url=30)
-    server = state.serve(0)
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with state.serving() as base:
+        yield state, base
 
 
 @pytest.fixture
@@ -43,8 +39,28 @@ def account(stand_in: tuple[MastodonStandIn, str]) -> Account:
     return stand_in[0].add_account("alice", token="tok-alice-secret-0001")
 
 
+@pytest.fixture
+def mastodon_channel(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> str:
+    """The id of alice's channel to ``account`` on the stand-in."""
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
+    assert answer.status == 201, answer.json
+    return str(answer.json["channel_id"])
+
+
 def mastodon_body(base: str, token: str) -> dict[str, Any]:
     return {"platform": "mastodon", "name": "toots", "instance_url": base, "access_token": token}
+
+
+def bluesky_body(local_pds: Any, handle: str, app_password: str) -> dict[str, Any]:
+    return {
+        "platform": "bluesky",
+        "name": "sky",
+        "service_url": local_pds.url,
+        "handle": handle,
+        "app_password": app_password,
+    }
 
 
 def channel_item(aws: AwsResources, owner: str, channel_id: str) -> dict[str, Any]:
@@ -170,11 +186,9 @@ def test_patch_mastodon_channel_replaces_token_and_reactivates(
 
 
 def test_patch_with_refused_token_is_422_and_keeps_the_old_one(
-    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+    api: ApiClient, mastodon_channel: str, account: Account
 ) -> None:
-    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
-        "channel_id"
-    ]
+    channel_id = mastodon_channel
     answer = api.patch(f"/v1/channels/{channel_id}", {"access_token": "revoked-token"})
     assert answer.status == 422
     channel = get_dependencies().channels.get("alice", channel_id)
@@ -184,11 +198,9 @@ def test_patch_with_refused_token_is_422_and_keeps_the_old_one(
 
 
 def test_patch_mastodon_channel_with_a_bluesky_field_is_422(
-    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+    api: ApiClient, mastodon_channel: str
 ) -> None:
-    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
-        "channel_id"
-    ]
+    channel_id = mastodon_channel
     answer = api.patch(f"/v1/channels/{channel_id}", {"app_password": "x"})
     assert answer.status == 422
     assert answer.json["errors"][0]["loc"] == ["body", "app_password"]
@@ -202,12 +214,8 @@ def test_patch_webhook_url_is_checked_by_the_url_policy(api: ApiClient) -> None:
     assert (good.status, good.json["url"]) == (200, "https://hooks.example.com/new")
 
 
-def test_patch_other_users_channel_is_404(
-    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
-) -> None:
-    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
-        "channel_id"
-    ]
+def test_patch_other_users_channel_is_404(api: ApiClient, mastodon_channel: str) -> None:
+    channel_id = mastodon_channel
     assert ApiClient("bob").patch(f"/v1/channels/{channel_id}", {"name": "x"}).status == 404
 
 
@@ -215,16 +223,7 @@ def test_create_bluesky_channel_on_the_reference_pds_returns_did_and_limits(
     api: ApiClient, local_pds: Any
 ) -> None:
     account = local_pds.create_account("apichan")
-    answer = api.post(
-        "/v1/channels",
-        {
-            "platform": "bluesky",
-            "name": "sky",
-            "service_url": local_pds.url,
-            "handle": account.handle,
-            "app_password": account.app_password,
-        },
-    )
+    answer = api.post("/v1/channels", bluesky_body(local_pds, account.handle, account.app_password))
     assert answer.status == 201, answer.json
     assert answer.json["account"]["did"] == account.did
     assert answer.json["account"]["handle"] == account.handle
@@ -246,14 +245,7 @@ def test_create_bluesky_channel_wrong_app_password_is_422_quoting_the_pds(
 ) -> None:
     account = local_pds.create_account("apiwrong")
     answer = api.post(
-        "/v1/channels",
-        {
-            "platform": "bluesky",
-            "name": "sky",
-            "service_url": local_pds.url,
-            "handle": account.handle,
-            "app_password": "aaaa-bbbb-cccc-dddd",
-        },
+        "/v1/channels", bluesky_body(local_pds, account.handle, "aaaa-bbbb-cccc-dddd")
     )
     assert answer.status == 422
     assert answer.json["errors"][0]["loc"] == ["body", "app_password"]
@@ -264,11 +256,9 @@ PUBLISH_AT = "2026-11-29T13:00:00Z"
 
 
 def test_post_over_the_mastodon_limit_is_422_naming_channel_rule_count_limit(
-    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+    api: ApiClient, mastodon_channel: str
 ) -> None:
-    channel_id = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json[
-        "channel_id"
-    ]
+    channel_id = mastodon_channel
     url = "https://example.com/" + "p" * 100  # counts as 30 on this instance
     fits = "x" * (800 - 31) + " " + url
     over = "x" * (800 - 30) + " " + url
@@ -290,14 +280,7 @@ def test_edit_over_the_bluesky_limit_is_422_and_keeps_the_post(
 ) -> None:
     account = local_pds.create_account("apiedit")
     channel_id = api.post(
-        "/v1/channels",
-        {
-            "platform": "bluesky",
-            "name": "sky",
-            "service_url": local_pds.url,
-            "handle": account.handle,
-            "app_password": account.app_password,
-        },
+        "/v1/channels", bluesky_body(local_pds, account.handle, account.app_password)
     ).json["channel_id"]
     post = api.schedule(PUBLISH_AT, [channel_id], "short")
     zwj = "\U0001f468\u200d\U0001f469\u200d\U0001f467"

@@ -43,12 +43,8 @@ def clock() -> Clock:
 @pytest.fixture
 def stand_in(clock: Clock) -> Iterator[tuple[MastodonStandIn, str]]:
     server_state = MastodonStandIn(clock=clock)
-    server = server_state.serve(0)
-    try:
-        yield server_state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with server_state.serving() as base:
+        yield server_state, base
 
 
 @pytest.fixture

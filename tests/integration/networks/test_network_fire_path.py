@@ -40,12 +40,8 @@ class NetworkFirePath(FirePath):
 @pytest.fixture
 def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
     state = MastodonStandIn()
-    server = state.serve(0)
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with state.serving() as base:
+        yield state, base
 
 
 @pytest.fixture
