@@ -32,7 +32,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, cast
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
@@ -179,6 +179,18 @@ def _responses(
 
 def _owner() -> str:
     return str(app.context["owner"])
+
+
+def _series_deps() -> series_logic.SeriesDeps:
+    return get_dependencies().series_deps
+
+
+#: The caller (the JWT's ``sub``), injected into a route by Powertools' ``Depends``.
+Owner = Annotated[str, Depends(_owner)]
+#: The recurring-schedule logic's collaborators, injected by ``Depends``.
+SeriesDepsArg = Annotated[series_logic.SeriesDeps, Depends(_series_deps)]
+#: The responses of a route that changes a recurring schedule under ``If-Match``.
+_SERIES_CHANGED = _responses(SeriesOut, errors=(*_COMMON, 409, 412))
 
 
 def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
@@ -518,8 +530,7 @@ def preview_recurring_schedule(body: PreviewRequest) -> PreviewOut:
 
 
 def _series_response(series: Series, status: int = 200) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    body = series_logic.series_out(series, now=deps.clock.now())
+    body = series_logic.series_out(series, now=get_dependencies().clock.now())
     return Response(
         status_code=status,
         content_type=JSON,
@@ -577,9 +588,10 @@ def list_recurring_schedules(
     summary="Get a recurring schedule",
     responses=_responses(SeriesOut),
 )
-def get_recurring_schedule(series_id: SeriesId) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    return _series_response(series_logic.get_series(_owner(), series_id, deps=deps.series_deps))
+def get_recurring_schedule(
+    series_id: SeriesId, owner: Owner, deps: SeriesDepsArg
+) -> Response[SeriesOut]:
+    return _series_response(series_logic.get_series(owner, series_id, deps=deps))
 
 
 @app.get(
@@ -589,52 +601,54 @@ def get_recurring_schedule(series_id: SeriesId) -> Response[SeriesOut]:
 )
 def list_recurring_occurrences(
     series_id: SeriesId,
+    owner: Owner,
+    deps: SeriesDepsArg,
     limit: Annotated[int, Query(ge=1, le=100, description="How many")] = 20,
 ) -> SeriesOccurrenceList:
-    deps = get_dependencies()
-    items = series_logic.list_occurrences(_owner(), series_id, limit=limit, deps=deps.series_deps)
+    items = series_logic.list_occurrences(owner, series_id, limit=limit, deps=deps)
     return SeriesOccurrenceList(items=items)
 
 
 @app.patch(
     "/v1/recurring-schedules/<series_id>",
     summary="Edit a recurring schedule (not-yet-claimed, not-detached occurrences follow)",
-    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+    responses=_SERIES_CHANGED,
 )
 def update_recurring_schedule(
-    series_id: SeriesId, body: SeriesPatch, if_match: IfMatch = None
+    series_id: SeriesId,
+    body: SeriesPatch,
+    owner: Owner,
+    deps: SeriesDepsArg,
+    if_match: IfMatch = None,
 ) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    series = series_logic.update_series(
-        _owner(), series_id, body, if_match=if_match, deps=deps.series_deps
-    )
+    series = series_logic.update_series(owner, series_id, body, if_match=if_match, deps=deps)
     return _series_response(series)
 
 
 @app.post(
     "/v1/recurring-schedules/<series_id>/pause",
     summary="Pause: not-yet-claimed occurrences are cancelled until resume",
-    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+    responses=_SERIES_CHANGED,
 )
-def pause_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    series = series_logic.pause_series(
-        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+def pause_recurring_schedule(
+    series_id: SeriesId, owner: Owner, deps: SeriesDepsArg, if_match: IfMatch = None
+) -> Response[SeriesOut]:
+    return _series_response(
+        series_logic.pause_series(owner, series_id, if_match=if_match, deps=deps)
     )
-    return _series_response(series)
 
 
 @app.post(
     "/v1/recurring-schedules/<series_id>/resume",
     summary="Resume from now (the past is never back-filled)",
-    responses=_responses(SeriesOut, errors=(*_COMMON, 409, 412)),
+    responses=_SERIES_CHANGED,
 )
-def resume_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    series = series_logic.resume_series(
-        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+def resume_recurring_schedule(
+    series_id: SeriesId, owner: Owner, deps: SeriesDepsArg, if_match: IfMatch = None
+) -> Response[SeriesOut]:
+    return _series_response(
+        series_logic.resume_series(owner, series_id, if_match=if_match, deps=deps)
     )
-    return _series_response(series)
 
 
 @app.delete(
@@ -642,12 +656,12 @@ def resume_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> 
     summary="End a recurring schedule: not-yet-claimed occurrences are cancelled",
     responses=_responses(SeriesOut, errors=(*_COMMON, 412)),
 )
-def delete_recurring_schedule(series_id: SeriesId, if_match: IfMatch = None) -> Response[SeriesOut]:
-    deps = get_dependencies()
-    series = series_logic.delete_series(
-        _owner(), series_id, if_match=if_match, deps=deps.series_deps
+def delete_recurring_schedule(
+    series_id: SeriesId, owner: Owner, deps: SeriesDepsArg, if_match: IfMatch = None
+) -> Response[SeriesOut]:
+    return _series_response(
+        series_logic.delete_series(owner, series_id, if_match=if_match, deps=deps)
     )
-    return _series_response(series)
 
 
 # ------------------------------------------------------------------- entry
