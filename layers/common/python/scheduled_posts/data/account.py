@@ -80,42 +80,30 @@ class AccountStore:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
+    def _owner_items(self, gsi_pk: str) -> Iterator[dict[str, Any]]:
+        """The items indexed under ``gsi_pk`` in ``by_owner``, each read again from the table
+        with a strongly consistent read (a GSI read is eventually consistent); one deleted
+        since the index was read is skipped."""
+        for index_item in self._query(
+            self._table(0),
+            IndexName="by_owner",
+            KeyConditionExpression=Key("gsi1pk").eq(gsi_pk),
+        ):
+            key = {"pk": index_item["pk"], "sk": index_item["sk"]}
+            item = self._table(0).get_item(Key=key, ConsistentRead=True).get("Item")
+            if item is not None:
+                yield item
+
     def posts(self, owner: str) -> list[Post]:
         """Every post item of ``owner`` still stored (also those past retention, not yet
         removed by TTL), by ``(publish_at, schedule_id)``."""
-        items = self._query(
-            self._table(0),
-            IndexName="by_owner",
-            KeyConditionExpression=Key("gsi1pk").eq(keys.owner_posts_gsi_pk(owner)),
-        )
-        found = []
-        for index_item in items:
-            item = (
-                self._table(0)
-                .get_item(Key={"pk": index_item["pk"], "sk": index_item["sk"]}, ConsistentRead=True)
-                .get("Item")
-            )
-            if item is not None:
-                found.append(Post.from_item(item))
-        return found
+        return [Post.from_item(item) for item in self._owner_items(keys.owner_posts_gsi_pk(owner))]
 
     def series(self, owner: str) -> list[Series]:
         """Every recurring schedule of ``owner`` (any status), in creation order."""
-        items = self._query(
-            self._table(0),
-            IndexName="by_owner",
-            KeyConditionExpression=Key("gsi1pk").eq(keys.owner_series_gsi_pk(owner)),
-        )
-        found = []
-        for index_item in items:
-            item = (
-                self._table(0)
-                .get_item(Key={"pk": index_item["pk"], "sk": index_item["sk"]}, ConsistentRead=True)
-                .get("Item")
-            )
-            if item is not None:
-                found.append(Series.from_item(item))
-        return found
+        return [
+            Series.from_item(item) for item in self._owner_items(keys.owner_series_gsi_pk(owner))
+        ]
 
     def attempt_items(self, schedule_id: str) -> list[dict[str, Any]]:
         """Every attempt item of a post (expired ones too), in start order."""
