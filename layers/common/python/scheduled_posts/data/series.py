@@ -26,14 +26,19 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import (
+    UpdateExpression,
+    cancellation_reasons,
+    is_cancelled,
+    is_condition_failure,
+    transact,
+)
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.models.post import Post
 from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
 
-#: Tries of one transaction when DynamoDB reports ``TransactionConflict``.
-TRANSACTION_ATTEMPTS = 3
 _KEY_ATTRIBUTES = frozenset({"pk", "sk"})
 
 
@@ -46,14 +51,6 @@ class SeriesLimitError(ServiceError):
 
     status = 422
     title = "Validation failed"
-
-
-def _reasons(exc: ClientError) -> list[str]:
-    return [r.get("Code", "None") for r in exc.response.get("CancellationReasons") or []]
-
-
-def _is_cancelled(exc: ClientError) -> bool:
-    return exc.response["Error"]["Code"] == "TransactionCanceledException"
 
 
 @dataclass(frozen=True)
@@ -186,7 +183,7 @@ class SeriesRepository:
                 ExpressionAttributeValues={":t": format_instant(through)},
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            if not is_condition_failure(exc):
                 raise
 
     def start_watermark(self, shard: int, through: datetime) -> None:
@@ -232,13 +229,13 @@ class SeriesRepository:
         try:
             self._transact(items)
         except ClientError as exc:
-            reasons = _reasons(exc)
-            if _is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
+            reasons = cancellation_reasons(exc)
+            if is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
                 stored = self.get(series.series_id)
                 if stored is not None and stored.owner == series.owner:
                     return stored
                 raise
-            if _is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]:
+            if is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]:
                 raise SeriesLimitError(
                     f"you already have {max_series} active or paused recurring schedules "
                     "(MAX_SERIES_PER_USER); delete one first"
@@ -256,29 +253,23 @@ class SeriesRepository:
         SeriesChangedError
             The series changed meanwhile (an edit, another materializer).
         """
-        item = new.to_item()
-        names = {"#v": "version", "#s": "status", "#m": "materialized_through"}
-        values: dict[str, Any] = {
-            ":v": old.version,
-            ":s": old.status.value,
-            ":m": format_instant(old.materialized_through),
-        }
-        sets = []
-        for index, (name, value) in enumerate(sorted(item.items())):
-            if name in _KEY_ATTRIBUTES:
-                continue
-            names[f"#a{index}"] = name
-            values[f":a{index}"] = value
-            sets.append(f"#a{index} = :a{index}")
+        expression = UpdateExpression()
+        expression.set_all(
+            {
+                (name,): value
+                for name, value in sorted(new.to_item().items())
+                if name not in _KEY_ATTRIBUTES
+            }
+        )
+        expression.require_equal("version", old.version)
+        expression.require_equal("status", old.status.value)
+        expression.require_equal("materialized_through", format_instant(old.materialized_through))
         actions: list[dict[str, Any]] = [
             {
                 "Update": {
                     "TableName": self._posts_name,
                     "Key": {"pk": keys.series_pk(old.series_id), "sk": keys.SERIES_SK},
-                    "UpdateExpression": "SET " + ", ".join(sets),
-                    "ConditionExpression": "#v = :v AND #s = :s AND #m = :m",
-                    "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": values,
+                    **expression.kwargs(),
                 }
             }
         ]
@@ -298,7 +289,7 @@ class SeriesRepository:
         try:
             self._transact(actions)
         except ClientError as exc:
-            if _is_cancelled(exc) and _reasons(exc)[:1] == ["ConditionalCheckFailed"]:
+            if is_cancelled(exc) and cancellation_reasons(exc)[:1] == ["ConditionalCheckFailed"]:
                 raise SeriesChangedError("the recurring schedule changed meanwhile") from exc
             raise
 
@@ -371,9 +362,9 @@ class SeriesRepository:
                 self._transact([*build(), check])
                 return True
             except ClientError as exc:
-                if not _is_cancelled(exc):
+                if not is_cancelled(exc):
                     raise
-                reasons = _reasons(exc)
+                reasons = cancellation_reasons(exc)
                 if reasons[-1:] == ["ConditionalCheckFailed"]:
                     raise SeriesChangedError("the recurring schedule changed meanwhile") from exc
                 if reasons[:1] == ["ConditionalCheckFailed"]:
@@ -423,18 +414,6 @@ class SeriesRepository:
         return {"Update": update}
 
     def _transact(self, items: list[dict[str, Any]]) -> None:
-        client = self._resource.meta.client
-        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
-            try:
-                client.transact_write_items(TransactItems=items)
-                return
-            except ClientError as exc:
-                reasons = _reasons(exc)
-                retry = (
-                    _is_cancelled(exc)
-                    and "TransactionConflict" in reasons
-                    and "ConditionalCheckFailed" not in reasons
-                    and attempt < TRANSACTION_ATTEMPTS
-                )
-                if not retry:
-                    raise
+        """:func:`data.dynamo.transact` on this table's client (``TransactionConflict`` retried;
+        still colliding after the retries: ``TransactionConflictExhaustedError``)."""
+        transact(self._resource.meta.client, items)
