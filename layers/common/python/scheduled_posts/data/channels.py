@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.data.dynamo import cancellation_reasons, is_cancelled, is_condition_failure
 from scheduled_posts.errors import ChannelNotFoundError, LimitExceededError, StateConflictError
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel, PreviousSecret
@@ -169,9 +169,9 @@ class ChannelRepository:
                 ]
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+            if not is_cancelled(exc):
                 raise
-            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            reasons = cancellation_reasons(exc)
             if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
                 raise LimitExceededError(
                     f"you have {max_channels} channels, the most allowed "
@@ -416,9 +416,9 @@ class ChannelRepository:
                 ]
             )
         except ClientError as exc:
-            if exc.response["Error"]["Code"] != "TransactionCanceledException":
+            if not is_cancelled(exc):
                 raise
-            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
+            reasons = cancellation_reasons(exc)
             if reasons and reasons[0] == "ConditionalCheckFailed":
                 raise ChannelNotFoundError("channel not found") from exc
             if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
