@@ -20,47 +20,56 @@ def at(text: str) -> datetime:
 # ------------------------------------------------------------------ DST examples
 
 
-def test_materialize_los_angeles_spring_forward(world: World) -> None:
-    world.clock.travel_to(at("2026-03-07T08:00:00Z"))
-    series = world.create(cron="30 2 * * *", timezone="America/Los_Angeles")
-
+@pytest.mark.parametrize(
+    ("start", "cron", "timezone", "days", "ahead", "expected"),
+    [
+        pytest.param(
+            "2026-03-07T08:00:00Z",
+            "30 2 * * *",
+            "America/Los_Angeles",
+            1,
+            2,
+            ["2026-03-07T10:30:00.000Z", "2026-03-08T10:00:00.000Z", "2026-03-09T09:30:00.000Z"],
+            id="los_angeles_spring_forward_skipped_time_runs_at_the_gap_end",
+        ),
+        pytest.param(
+            "2026-10-31T04:00:00Z",
+            "30 1 * * *",
+            "America/New_York",
+            1,
+            2,
+            ["2026-10-31T05:30:00.000Z", "2026-11-01T05:30:00.000Z", "2026-11-02T06:30:00.000Z"],
+            id="new_york_fall_back_repeated_time_runs_once",
+        ),
+        pytest.param(
+            "2026-10-18T12:00:00Z",
+            "0 8 * * 1",
+            "Europe/Amsterdam",
+            7,
+            1,
+            ["2026-10-19T06:00:00.000Z", "2026-10-26T07:00:00.000Z"],
+            id="amsterdam_monday_keeps_local_time",
+        ),
+    ],
+)
+def test_materialize_across_dst_keeps_the_local_wall_time(
+    world: World,
+    start: str,
+    cron: str,
+    timezone: str,
+    days: int,
+    ahead: int,
+    expected: list[str],
+) -> None:
+    world.clock.travel_to(at(start))
+    series = world.create(cron=cron, timezone=timezone)
     first = world.publish_times(series["series_id"])
-    world.clock.advance(86_400)
+
+    world.clock.advance(days * 86_400)
     world.materialize()
 
-    assert first == ["2026-03-07T10:30:00.000Z", "2026-03-08T10:00:00.000Z"]
-    assert world.publish_times(series["series_id"]) == [
-        "2026-03-07T10:30:00.000Z",
-        "2026-03-08T10:00:00.000Z",
-        "2026-03-09T09:30:00.000Z",
-    ]
-
-
-def test_materialize_new_york_fall_back(world: World) -> None:
-    world.clock.travel_to(at("2026-10-31T04:00:00Z"))
-    series = world.create(cron="30 1 * * *", timezone="America/New_York")
-
-    world.clock.advance(86_400)
-    world.materialize()
-
-    assert world.publish_times(series["series_id"]) == [
-        "2026-10-31T05:30:00.000Z",
-        "2026-11-01T05:30:00.000Z",
-        "2026-11-02T06:30:00.000Z",
-    ]
-
-
-def test_materialize_amsterdam_monday_keeps_local_time(world: World) -> None:
-    world.clock.travel_to(at("2026-10-18T12:00:00Z"))
-    series = world.create(cron="0 8 * * 1", timezone="Europe/Amsterdam")
-
-    world.clock.advance(7 * 86_400)
-    world.materialize()
-
-    assert world.publish_times(series["series_id"]) == [
-        "2026-10-19T06:00:00.000Z",
-        "2026-10-26T07:00:00.000Z",
-    ]
+    assert first == expected[:ahead]  # materialized at once, on create
+    assert world.publish_times(series["series_id"]) == expected
 
 
 def test_materialize_feb_29_waits_for_the_leap_year(world: World) -> None:
