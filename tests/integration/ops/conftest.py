@@ -1,19 +1,38 @@
 """Fixtures of the operations tests: the dispatch tests' wired fire path (``fire``,
-``make_fire``) plus helpers to shape channels and read metrics."""
+``make_fire``), that path with the API on its tables (``api_fire``), plus helpers to shape
+channels and read metrics."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
 
 from scheduled_posts.observability import metrics
-from tests.integration.dispatch.conftest import FirePath, fire, make_fire
+from tests.integration.dispatch.conftest import FirePath, build_fire_path, fire, make_fire
+from tests.support.api import install_api, uninstall_api
+from tests.support.clock import SimClock
 
-__all__ = ["emitted_metric", "fire", "make_fire", "set_rate_limit"]
+__all__ = ["api_fire", "emitted_metric", "fire", "make_fire", "set_rate_limit"]
+
+
+@pytest.fixture
+def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
+    """``api_fire(**settings)``: a fire path with the API installed on the same tables
+    (retries 2 s apart at first)."""
+    with mock_aws():
+
+        def build(**overrides: object) -> FirePath:
+            fire = build_fire_path(clock, RETRY_BASE_SECONDS=2.0, **overrides)
+            install_api(fire.settings, clock)
+            return fire
+
+        yield build
+        uninstall_api()
 
 
 def set_rate_limit(fire: FirePath, channel_id: str, per_minute: int, owner: str = "alice") -> None:

@@ -4,36 +4,19 @@ already in the queue publishes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import boto3
-import pytest
-from moto import mock_aws
 
 from functions.materializer.handler import materialize_deps
 from scheduled_posts.logic.materialize import materialize_due
 from scheduled_posts.models.post import PostStatus
-from tests.integration.dispatch.conftest import FirePath, build_fire_path
+from tests.integration.dispatch.conftest import FirePath
 from tests.integration.ops.conftest import set_rate_limit
-from tests.support.api import ApiClient, install_api, uninstall_api
-from tests.support.clock import SimClock
+from tests.support.api import ApiClient
 
 FAR = "2026-11-30T09:30:00Z"
-
-
-@pytest.fixture
-def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
-    with mock_aws():
-
-        def build(**overrides: object) -> FirePath:
-            fire = build_fire_path(clock, RETRY_BASE_SECONDS=2.0, **overrides)
-            install_api(fire.settings, clock)
-            return fire
-
-        yield build
-        uninstall_api()
 
 
 def _scan_all(fire: FirePath) -> list[dict[str, Any]]:

@@ -3,35 +3,16 @@ rotation. The API handler runs on the fire path's moto tables and simulated cloc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import timedelta
-
-import pytest
-from moto import mock_aws
 
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
 from scheduled_posts.platforms.signing import verify
-from tests.integration.dispatch.conftest import FirePath, build_fire_path
-from tests.support.api import ApiClient, install_api, uninstall_api
-from tests.support.clock import SimClock
+from tests.integration.dispatch.conftest import FirePath
+from tests.support.api import ApiClient
 from tests.support.receiver import Answer
-
-
-@pytest.fixture
-def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
-    """``api_fire(**settings)``: a fire path with the API installed on the same tables."""
-    with mock_aws():
-
-        def build(**overrides: object) -> FirePath:
-            fire = build_fire_path(clock, RETRY_BASE_SECONDS=2.0, **overrides)
-            install_api(fire.settings, clock)
-            return fire
-
-        yield build
-        uninstall_api()
 
 
 def _partially_published(fire: FirePath) -> Post:
