@@ -22,7 +22,9 @@ faster, with the same verdict:
 
 A survivor needs a written reason in ``mutations.toml`` (``survives``: why it is equivalent or
 out of scope); the exit status is 1 when a survivor has none, or a mutation no longer applies.
-A whole run (no ``--only``) rewrites the results section of ``docs/reliability.md``.
+Each verdict is kept in ``tests/mutants/results.json`` as soon as it is known, and the results
+section of ``docs/reliability.md`` is rewritten from it (a whole run, no ``--only``, also
+records its total wall and CPU time and the machine's load).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -53,6 +56,8 @@ CI_TEST = "tests/faults/test_fault_suite.py::test_fault_suite_ci_seeds_every_pro
 REST_OF_SUITE = ["tests/faults", "-k", "not ci_seeds"]
 #: The results section of the reliability doc, between these two lines.
 RESULTS_DOC = Path("docs/reliability.md")
+#: The latest verdict of each mutant (see :class:`Results`).
+RESULTS_JSON = Path(__file__).with_name("results.json")
 BEGIN = "<!-- mutants:begin (written by make mutants) -->"
 END = "<!-- mutants:end -->"
 
@@ -177,31 +182,37 @@ def _first_failure(output: str) -> str:
 
 @dataclass
 class Verdict:
-    """What the fault suite did to one mutant."""
+    """What the fault suite did to one mutant, and when (JSON-able: ``results.json``)."""
 
-    mutant: Mutant
+    name: str
     killed_by: str = ""
     check: str = ""
     wall: float = 0.0
     cpu: float = 0.0
     seeds_run: list[int] = field(default_factory=list)
     named_tests: str = ""
+    measured: str = ""
 
     @property
     def killed(self) -> bool:
         return bool(self.killed_by)
 
+    @property
+    def killer_seed(self) -> int | None:
+        return self.seeds_run[-1] if self.killed and "seed" in self.killed_by else None
 
-def judge(mutant: Mutant, work: Path) -> Verdict:
-    """Run the fault suite in ``work`` (already mutated), stopping at the first failure."""
-    verdict = Verdict(mutant)
+
+def judge(mutant: Mutant, work: Path, first: tuple[int, ...] = ()) -> Verdict:
+    """Run the fault suite in ``work`` (already mutated), seeds ``first`` first, stopping at the
+    first failure."""
+    verdict = Verdict(mutant.name)
 
     def spend(run: Run) -> Run:
         verdict.wall += run.wall
         verdict.cpu += run.cpu
         return run
 
-    for seed in mutant.seed_order():
+    for seed in replace(mutant, seeds=(*first, *mutant.seeds)).seed_order():
         verdict.seeds_run.append(seed)
         command = [sys.executable, "-m", "tests.faults.run", "--json"]
         run = spend(run_child([*command, "--posts", str(CI_POSTS), "--seeds", str(seed)], work))
@@ -210,20 +221,50 @@ def judge(mutant: Mutant, work: Path) -> Verdict:
         verdict.killed_by = f"`{CI_TEST.rsplit('::', 1)[1]}` seed {seed}"
         try:
             (result,) = json.loads(run.stdout.strip().splitlines()[-1])
-            verdict.check = str(result["problems"][0])
+            problems = [p for p in result["problems"] if not p.startswith("reproduce:")]
+            verdict.check = str(problems[0])
         except (ValueError, IndexError, KeyError):
             tail = run.stderr.strip().splitlines()
             verdict.check = "the seed crashed: " + (tail[-1] if tail else f"exit {run.code}")
         return verdict
     run = spend(run_child(_pytest(REST_OF_SUITE), work))
     if run.code != 0:
-        verdict.killed_by = _first_failure(run.stdout).split(" - ")[0] or "tests/faults"
-        verdict.check = _first_failure(run.stdout).partition(" - ")[2]
+        killer, _, check = _first_failure(run.stdout).partition(" - ")
+        verdict.killed_by, verdict.check = killer or "tests/faults", check
         return verdict
     if mutant.tests:
         named = run_child(_pytest(list(mutant.tests)), work)
         verdict.named_tests = "caught" if named.code != 0 else "survived"
     return verdict
+
+
+class Results:
+    """The latest verdict of each mutant and the last whole run, kept in ``results.json`` (so
+    a run cut short, or one ``--only`` run, still updates the table, and a mutant's last killer
+    seed runs first next time)."""
+
+    def __init__(self, path: Path = RESULTS_JSON) -> None:
+        self.path = path
+        data = json.loads(path.read_text()) if path.exists() else {}
+        self.verdicts = {n: Verdict(**v) for n, v in data.get("mutants", {}).items()}
+        self.whole_run: str = data.get("whole_run", "")
+        self.lock = threading.Lock()
+
+    def first_seeds(self, name: str) -> tuple[int, ...]:
+        seed = self.verdicts[name].killer_seed if name in self.verdicts else None
+        return () if seed is None else (seed,)
+
+    def record(self, verdict: Verdict) -> None:
+        with self.lock:
+            self.verdicts[verdict.name] = verdict
+            self.save()
+
+    def save(self) -> None:
+        data = {
+            "whole_run": self.whole_run,
+            "mutants": {n: asdict(v) for n, v in sorted(self.verdicts.items())},
+        }
+        self.path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _cell(text: str) -> str:
@@ -236,26 +277,30 @@ def _shorten(check: str, limit: int = 150) -> str:
     return check if len(check) <= limit else check[: limit - 1] + "…"
 
 
-def table(verdicts: list[Verdict]) -> list[str]:
+def table(mutants: list[Mutant], verdicts: dict[str, Verdict]) -> list[str]:
     """The markdown table: one row per mutant, in ``mutations.toml`` order."""
     rows = [
         "| mutation | file (domain package) | what it breaks | killed by | first broken check "
-        "| seeds run | seconds (wall / CPU) |",
-        "|---|---|---|---|---|---|---|",
+        "| seeds run | seconds (wall / CPU) | measured (UTC, commit, load) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for v in verdicts:
-        m = v.mutant
-        if v.killed:
-            killed, check = v.killed_by, _shorten(v.check)
+    for m in mutants:
+        v = verdicts.get(m.name)
+        if v is None:
+            killed, check, seeds, seconds, measured = "not run yet", "", "", "", ""
         else:
-            killed = "**survived**" + (" (explained)" if m.survives else " (UNEXPLAINED)")
-            check = m.survives or "none"
-            if v.named_tests:
-                check += f" (named tests: {v.named_tests})"
-        seeds = ", ".join(map(str, v.seeds_run))
+            if v.killed:
+                killed, check = v.killed_by, _shorten(v.check)
+            else:
+                killed = "**survived**" + (" (explained)" if m.survives else " (UNEXPLAINED)")
+                check = m.survives or "none"
+                if v.named_tests:
+                    check += f" (named tests: {v.named_tests})"
+            seeds = ", ".join(map(str, v.seeds_run))
+            seconds, measured = f"{v.wall:.0f} / {v.cpu:.0f}", v.measured
         rows.append(
             f"| `{m.name}` | `{m.path}` | {_cell(m.guarantee)} | {_cell(killed)} "
-            f"| {_cell(check)} | {seeds} | {v.wall:.0f} / {v.cpu:.0f} |"
+            f"| {_cell(check)} | {seeds} | {seconds} | {measured} |"
         )
     return rows
 
@@ -269,20 +314,34 @@ def _commit() -> str:
         check=False,
     )
     dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=ROOT, check=False).returncode
-    return done.stdout.strip() + (" plus uncommitted changes" if dirty else "")
+    return done.stdout.strip() + ("+changes" if dirty else "")
 
 
-def summary(verdicts: list[Verdict], wall: float, jobs: int, loads: tuple[str, str]) -> str:
+def whole_run_line(verdicts: list[Verdict], wall: float, jobs: int, loads: tuple[str, str]) -> str:
+    """One sentence on a whole run: counts, wall and CPU time, the machine's load."""
+    mutants = {m.name: m for m in load()}
     killed = sum(v.killed for v in verdicts)
-    explained = sum(not v.killed and bool(v.mutant.survives) for v in verdicts)
+    explained = sum(not v.killed and bool(mutants[v.name].survives) for v in verdicts)
     return (
-        f"**{datetime.now(UTC):%Y-%m-%d %H:%M} UTC**, commit `{_commit()}`: {len(verdicts)} "
-        f"mutations, **{killed} killed by the fault suite at CI size**, {explained} explained "
-        f"survivors, {len(verdicts) - killed - explained} unexplained; **{wall:.0f} s wall** "
-        f"({sum(v.cpu for v in verdicts):.0f} s CPU in the children, {jobs} at a time, "
-        f"{os.cpu_count()} CPUs; load average {loads[0]} at the start, {loads[1]} at the end: "
-        f"the machine is shared, so wall time is inflated by the load)."
+        f"**Last whole run: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC**, commit `{_commit()}`: "
+        f"{len(verdicts)} mutations, **{killed} killed by the fault suite at CI size**, "
+        f"{explained} explained survivors, {len(verdicts) - killed - explained} unexplained; "
+        f"**{wall:.0f} s wall**, {sum(v.cpu for v in verdicts):.0f} s CPU in the children, "
+        f"{jobs} mutants at a time on {os.cpu_count()} CPUs; load average (1/5/15 min) "
+        f"{loads[0]} at the start, {loads[1]} at the end (a shared machine: the wall time is "
+        f"inflated by the load, the CPU time is not)."
     )
+
+
+def render(results: Results, mutants: list[Mutant]) -> list[str]:
+    """The results section of the doc."""
+    head = results.whole_run or "No whole run recorded yet."
+    return [
+        head,
+        "A row measured later (`--only`) shows its own time and commit.",
+        "",
+        *table(mutants, results.verdicts),
+    ]
 
 
 def write_results(lines: list[str], doc: Path = ROOT / RESULTS_DOC) -> None:
@@ -305,22 +364,29 @@ def _load_average() -> str:
     return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def run_all(mutants: list[Mutant], jobs: int, report: Callable[[Verdict], None]) -> list[Verdict]:
+def run_all(
+    mutants: list[Mutant], jobs: int, results: Results, report: Callable[[Verdict], None]
+) -> list[Verdict]:
     """Judge every mutant, ``jobs`` at a time; results in the order of ``mutants``."""
     with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
         base = Path(tmp) / "repo"
         scratch_copy(base)
         for m in mutants:  # fail before any run when a mutation no longer applies
             m.mutate((base / PACKAGE / m.path).read_text())
+        commit = _commit()
 
         def one(mutant: Mutant) -> Verdict:
             work = base.parent / mutant.name
             shutil.copytree(base, work, symlinks=True)
             try:
                 mutant.apply(work)
-                verdict = judge(mutant, work)
+                verdict = judge(mutant, work, results.first_seeds(mutant.name))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
+            verdict.measured = (
+                f"{datetime.now(UTC):%Y-%m-%d %H:%M}, `{commit}`, {os.getloadavg()[0]:.1f}"
+            )
+            results.record(verdict)
             report(verdict)
             return verdict
 
@@ -337,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         "--copy-to", metavar="DIR", help="write a mutated copy of the repo for ONE mutation"
     )
     args = parser.parse_args(argv)
-    mutants = load()
+    every = load()
+    mutants = every
     if args.only:
         unknown = set(args.only) - {m.name for m in mutants}
         if unknown:
@@ -357,22 +424,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cd {target} && PYTHONPATH=layers/common/python:. {pytest} tests/faults")
         return 0
     started, load_before = time.monotonic(), _load_average()
+    results = Results()
 
     def report(v: Verdict) -> None:
         outcome = f"killed by {v.killed_by}: {_shorten(v.check)}" if v.killed else "SURVIVED"
-        print(f"{v.mutant.name}: {outcome} ({v.wall:.0f} s wall, {v.cpu:.0f} s CPU)", flush=True)
+        print(f"{v.name}: {outcome} ({v.wall:.0f} s wall, {v.cpu:.0f} s CPU)", flush=True)
+        with results.lock:
+            write_results(render(results, every))
 
-    verdicts = run_all(mutants, max(1, args.jobs), report)
-    lines = [
-        summary(verdicts, time.monotonic() - started, args.jobs, (load_before, _load_average())),
-        "",
-        *table(verdicts),
-    ]
-    print("\n" + "\n".join(lines))
+    verdicts = run_all(mutants, max(1, args.jobs), results, report)
     if not args.only:
-        write_results(lines)
-        print(f"\nwritten to {RESULTS_DOC}")
-    unexplained = [v for v in verdicts if not v.killed and not v.mutant.survives]
+        loads = (load_before, _load_average())
+        results.whole_run = whole_run_line(verdicts, time.monotonic() - started, args.jobs, loads)
+        results.save()
+    write_results(render(results, every))
+    print("\n" + "\n".join(render(results, mutants)))
+    print(f"\nwritten to {RESULTS_DOC} (and {RESULTS_JSON.relative_to(ROOT)})")
+    by_name = {m.name: m for m in mutants}
+    unexplained = [v for v in verdicts if not v.killed and not by_name[v.name].survives]
     return 1 if unexplained else 0
 
 

@@ -16,6 +16,7 @@ from tests.mutants.run import (
     PACKAGE,
     ROOT,
     Mutant,
+    Results,
     Verdict,
     load,
     table,
@@ -54,16 +55,28 @@ def test_mutations_toml_every_mutation_applies_to_the_package() -> None:
 
 
 def test_table_unexplained_survivor_is_flagged_and_explained_one_gives_its_reason() -> None:
+    mutants = [_mutant(name="a"), _mutant(name="b", survives="equivalent: x"), _mutant(name="c")]
     rows = table(
-        [
-            Verdict(_mutant(name="a")),
-            Verdict(_mutant(name="b", survives="equivalent: x")),
-            Verdict(_mutant(name="c"), killed_by="`t` seed 101", check="early | x"),
-        ]
+        [*mutants, _mutant(name="d")],
+        {
+            "a": Verdict("a", seeds_run=list(CI_SEEDS)),
+            "b": Verdict("b", seeds_run=list(CI_SEEDS)),
+            "c": Verdict("c", killed_by="`t` seed 101", check="early | x", seeds_run=[101]),
+        },
     )
     assert "UNEXPLAINED" in rows[2]
     assert "(explained)" in rows[3] and "equivalent: x" in rows[3]
     assert "`t` seed 101" in rows[4] and "early \\| x" in rows[4]
+    assert "not run yet" in rows[5]
+
+
+def test_results_killer_seed_runs_first_next_time(tmp_path: Path) -> None:
+    results = Results(tmp_path / "results.json")
+    results.record(Verdict("c", killed_by="`t` seed 105", check="x", seeds_run=[101, 105]))
+    results.record(Verdict("s", seeds_run=list(CI_SEEDS)))
+    again = Results(tmp_path / "results.json")
+    assert again.first_seeds("c") == (105,)
+    assert again.first_seeds("s") == again.first_seeds("new") == ()
 
 
 def test_write_results_replaces_only_between_the_markers(tmp_path: Path) -> None:
