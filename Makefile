@@ -148,7 +148,9 @@ clean: ## Remove caches and cdk.out (keeps .venv and .cdk)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache cdk.out
 
 # Mutation run (issue 18): each one-line mutation of tests/mutants/mutations.toml alone, in a
-# scratch copy, against the fault suite at CI size; prints caught/survived (docs/reliability.md).
+# scratch copy, against the fault suite's CI seeds one at a time (first failure stops, last killer
+# first, two mutants at a time); writes tests/mutants/results.json and docs/reliability.md's table.
+# MUTANTS_ARGS="--only NAME ..." runs some; "--jobs 1" one at a time.
 .PHONY: mutants
 mutants: venv ## Apply each mutation of tests/mutants/mutations.toml; run the fault suite; table
 	$(PY) -m tests.mutants.run $(MUTANTS_ARGS)

@@ -24,16 +24,12 @@ from local.moto_speed import fast_moto_transactions
 from scheduled_posts.api_app import set_dependencies
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.aws import reset_clients
-from tests.faults.run import _chunk, report, summarize
+from tests.faults.run import CI_POSTS, CI_SEEDS, _chunk, report, summarize
 from tests.support.clock import SimClock
 from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
 from tests.support.outbox_check import check_outbox
 from tests.support.scenario import World, seeded_uuid4
-
-#: CI size: at least 500 posts over at least 2 seeds (issue 4).
-CI_SEEDS = list(range(101, 111))
-CI_POSTS = 50
 
 
 @pytest.fixture(scope="module")
