@@ -13,7 +13,8 @@ Exactly once without a server-side idempotency key:
   and no write, and a different record with 400 ``InvalidSwap``. (``createRecord`` on an
   existing key answers 500 there, not a clean conflict, so it is not used.)
 - A retry (``first_attempt_at`` set: an earlier attempt's answer may have been lost) first
-  reads the key with ``com.atproto.repo.getRecord``: our text there is the published post;
+  reads the key with ``com.atproto.repo.getRecord`` (a public read, so it works after the
+  credentials were revoked too): our text there is the published post;
   400 ``RecordNotFound`` means write. ``InvalidSwap`` is checked the same way (a mention that
   resolved differently changes the facets, not the post): our text and ``createdAt`` there is
   ours; anything else means someone else wrote at that key, and the delivery fails.
@@ -247,13 +248,14 @@ class BlueskyClient:
             headers={"Authorization": f"Bearer {session.access_jwt.get_secret_value()}"},
         )
 
-    def get_record(self, service_url: str, session: BlueskySession, rkey: str) -> HttpAnswer:
-        """``com.atproto.repo.getRecord`` of ``rkey`` in the account's posts."""
+    def get_record(self, service_url: str, did: str, rkey: str) -> HttpAnswer:
+        """``com.atproto.repo.getRecord`` of ``rkey`` in ``did``'s posts: a public read (no
+        token: https://docs.bsky.app/docs/api/com-atproto-repo-get-record), so it answers
+        even once the credentials are revoked."""
         return self.http.request(
             "GET",
             self._url(service_url, "com.atproto.repo.getRecord"),
-            query={"repo": session.did, "collection": POST_COLLECTION, "rkey": rkey},
-            headers={"Authorization": f"Bearer {session.access_jwt.get_secret_value()}"},
+            query={"repo": did, "collection": POST_COLLECTION, "rkey": rkey},
         )
 
 
@@ -391,10 +393,15 @@ class BlueskyAdapter(NetworkAdapter):
         *,
         now: datetime,
     ) -> DeliveryResult | None:
-        """getRecord of ``rkey``: the published result when it holds our post (:meth:`_ours`)."""
-        existing = self._call(
-            channel, access, lambda s: self.client.get_record(access.service_url, s, rkey), now=now
-        )
+        """getRecord of ``rkey`` (without a token: a retry after revoked credentials still
+        finds a post an earlier attempt wrote): the published result when it holds our post
+        (:meth:`_ours`)."""
+        account = channel.account
+        did = account.did if account and account.did else self._session(channel, access).did
+        existing = self.client.get_record(access.service_url, did, rkey)
+        wait = self.budget.note(channel.channel_id, existing, now=now)
+        if existing.status == 429:
+            raise rate_limited_error(NETWORK, existing, now=now, wait=wait)
         return self._ours(existing, request)
 
     def _ours(self, answer: HttpAnswer, request: DeliveryRequest) -> DeliveryResult | None:

@@ -9,6 +9,8 @@ Endpoints (https://docs.joinmastodon.org/methods/):
   ``Idempotency-Key: <schedule_id>:<channel_id>``: Mastodon answers a repeat of a key with the
   status it created the first time, for about an hour
   (https://docs.joinmastodon.org/methods/statuses/#create).
+- A retry answered 401/403 (the token was revoked since an earlier attempt) looks the same
+  way before failing with ``reauthorization_required``.
 - After that hour, a retry of a delivery whose answer was lost first reads
   ``GET /api/v1/accounts/{id}/statuses`` (with the token; without it when the token may not
   read, which shows the public statuses) and takes a status created since the first attempt
@@ -317,6 +319,12 @@ class MastodonAdapter(NetworkAdapter):
                 idempotency_key=request.idempotency_key,
                 language=request.language,
             )
+            if answer.status in (401, 403) and request.first_attempt_at is not None:
+                # The Idempotency-Key cannot answer for a revoked token: did an earlier
+                # attempt post it? (the account's public statuses need no token)
+                found = self._published_since(access, request, request.first_attempt_at)
+                if found is not None:
+                    return found
         except DestinationRefusedError as exc:
             return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
         except OutboundError as exc:
@@ -329,6 +337,13 @@ class MastodonAdapter(NetworkAdapter):
         first = request.first_attempt_at
         if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
             return None  # the Idempotency-Key still answers for an earlier attempt
+        return self._published_since(access, request, first)
+
+    def _published_since(
+        self, access: MastodonAccess, request: DeliveryRequest, first: datetime
+    ) -> DeliveryResult | None:
+        """The published result of a status with the post's text made since ``first`` (the
+        first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
         status = self.client.find_status(
             access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
         )
