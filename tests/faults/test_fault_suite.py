@@ -11,6 +11,7 @@ A failing seed prints the command that replays it:
 from __future__ import annotations
 
 import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -30,6 +31,7 @@ from tests.faults.run import _chunk, report, summarize
 from tests.support.clock import SimClock
 from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
+from tests.support.networks import PDS_URL_ENV
 from tests.support.outbox_check import check_outbox
 from tests.support.scenario import World, seeded_uuid4
 
@@ -39,10 +41,17 @@ CI_POSTS = 50
 
 
 @pytest.fixture(scope="module")
-def ci_results(local_pds: Any) -> list[dict[str, Any]]:
+def pds_url(request: pytest.FixtureRequest) -> str:
+    """``FAULT_PDS_URL`` when a caller runs one (``make mutants``, from scratch copies without
+    ``.pds/``), else the session's reference PDS."""
+    return os.environ.get(PDS_URL_ENV) or str(request.getfixturevalue("local_pds").url)
+
+
+@pytest.fixture(scope="module")
+def ci_results(pds_url: str) -> list[dict[str, Any]]:
     halves = [CI_SEEDS[::2], CI_SEEDS[1::2]]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        chunks = pool.map(lambda s: _chunk(s, CI_POSTS, pds_url=local_pds.url), halves)
+        chunks = pool.map(lambda s: _chunk(s, CI_POSTS, pds_url=pds_url), halves)
         return [r for chunk in chunks for r in chunk]
 
 
@@ -257,7 +266,7 @@ def test_fast_moto_transactions_failed_transaction_leaves_no_stream_record() -> 
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == ["c"]
 
 
-def test_network_check_reports_a_second_status_on_mastodon(local_pds: Any) -> None:
+def test_network_check_reports_a_second_status_on_mastodon(pds_url: str) -> None:
     # Given a small fault-free world with network channels, played to the end
     with seeded_uuid4(7), time_machine.travel(START, tick=False) as traveller, mock_aws():
         world = World(
@@ -266,7 +275,7 @@ def test_network_check_reports_a_second_status_on_mastodon(local_pds: Any) -> No
             SimClock(traveller),
             rates=FaultRates.none(),
             concurrent_rate=0,
-            pds_url=local_pds.url,
+            pds_url=pds_url,
         )
         assert world.networks is not None
         try:

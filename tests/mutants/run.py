@@ -124,7 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.monotonic()
     rows = []
-    with tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
+    from tests.support.networks import reference_pds
+
+    # one reference PDS for every scratch copy (they have no .pds/): FAULT_PDS_URL
+    with reference_pds(), tempfile.TemporaryDirectory(prefix="mutants-") as tmp:
         base = Path(tmp) / "repo"
         scratch_copy(base)
         for m in mutants:
