@@ -8,11 +8,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 from scheduled_posts.data.dynamo import (
+    TRANSACTION_ATTEMPTS,
     TransactionConflictExhaustedError,
     UpdateExpression,
     is_condition_failure,
     transact,
 )
+from scheduled_posts.data.posts import PostRepository, TransactionConflictError
+from scheduled_posts.data.series import SeriesRepository
 
 
 def error(code: str, reasons: list[str] | None = None, message: str = "") -> ClientError:
@@ -85,3 +88,25 @@ def test_transact_does_not_retry_a_failed_condition() -> None:
     with pytest.raises(ClientError):
         transact(client, [])
     assert client.calls == 1
+
+
+def test_series_transaction_still_colliding_is_a_409_conflict() -> None:
+    # Given a client whose every transaction collides (TransactionConflict)
+    conflict = error("TransactionCanceledException", ["TransactionConflict"])
+    client = Client([conflict] * TRANSACTION_ATTEMPTS)
+
+    class Resource:
+        meta = type("Meta", (), {"client": client})
+
+    series = SeriesRepository(
+        posts_table_name="posts",
+        due_table_name="due",
+        posts=PostRepository(posts_table_name="posts", due_table_name="due"),
+        dynamodb=Resource(),
+    )
+    # When a series write runs out of retries
+    with pytest.raises(TransactionConflictError) as raised:
+        series._transact([])
+    # Then the API answers 409 (as for posts), never 500
+    assert raised.value.status == 409
+    assert client.calls == TRANSACTION_ATTEMPTS

@@ -27,13 +27,14 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import (
+    TransactionConflictExhaustedError,
     UpdateExpression,
     cancellation_reasons,
     is_cancelled,
     is_condition_failure,
     transact,
 )
-from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.data.posts import PostRepository, TransactionConflictError
 from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.models.post import Post
@@ -414,6 +415,16 @@ class SeriesRepository:
         return {"Update": update}
 
     def _transact(self, items: list[dict[str, Any]]) -> None:
-        """:func:`data.dynamo.transact` on this table's client (``TransactionConflict`` retried;
-        still colliding after the retries: ``TransactionConflictExhaustedError``)."""
-        transact(self._resource.meta.client, items)
+        """:func:`data.dynamo.transact` on this table's client (``TransactionConflict`` retried).
+
+        Raises
+        ------
+        TransactionConflictError
+            Still colliding after the retries (409, as for posts).
+        """
+        try:
+            transact(self._resource.meta.client, items)
+        except TransactionConflictExhaustedError as exc:
+            raise TransactionConflictError(
+                "the recurring schedule is being changed by another request; try again"
+            ) from exc
