@@ -26,6 +26,17 @@ from infra.config import StageConfig
 from infra.function import ServiceFunctionConstruct
 from scheduled_posts.tables import DISPATCH_DLQ, DISPATCH_QUEUE, QueueDef
 
+#: What the materializer may do on PostsTable and DueIndexTable (and their indexes): the calls
+#: of ``data/series.py`` and ``data/posts.py`` it makes, a ``TransactWriteItems`` needing the
+#: action of each item (DynamoDB Developer Guide, "Using IAM with DynamoDB transactions").
+MATERIALIZER_TABLE_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+)
 #: Schedule DLQs keep failed invocations for the SQS maximum, 14 days.
 _SCHEDULE_DLQ_RETENTION = Duration.days(14)
 
@@ -188,8 +199,10 @@ class DispatchConstruct(Construct):
             self.queue.grant_send_messages(function)
         # Materializer: series and occurrence posts, their due entries and the series index;
         # no queue (an occurrence due within the lookahead gets a late marker for the sweeper).
-        posts.grant_read_write_data(self.materializer)
-        due_index.grant_read_write_data(self.materializer)
+        # Only what it calls: point reads, Queries and (transactional) single-item writes;
+        # never a Scan or a batch (it reads only the series due for extension).
+        for table in (posts, due_index):
+            table.grant(self.materializer, *MATERIALIZER_TABLE_ACTIONS)
 
     def _build_worker_source(self) -> None:
         self.worker.add_event_source(

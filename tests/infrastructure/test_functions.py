@@ -146,3 +146,26 @@ def test_materializer_role_has_no_queue_or_idempotency_access(dev: Synthesized) 
     assert "DueIndexTable" in policies
     assert "IdempotencyTable" not in policies
     assert "sqs:" not in policies
+
+
+def _statements_on(stage: Synthesized, name: str, table: str) -> list[dict]:
+    role = _function(stage, name)["Properties"]["Role"]["Fn::GetAtt"][0]
+    return [
+        s
+        for p in stage.of_type("AWS::IAM::Policy").values()
+        if {"Ref": role} in p["Properties"]["Roles"]
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if table in json.dumps(s["Resource"])
+    ]
+
+
+@pytest.mark.parametrize("table", ["PostsTable", "DueIndexTable"])
+def test_materializer_role_has_no_scan_or_batch_on_tables(dev: Synthesized, table: str) -> None:
+    statements = _statements_on(dev, "materializer", table)
+    actions = {
+        a
+        for s in statements
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    }
+    assert {"dynamodb:Query", "dynamodb:PutItem", "dynamodb:ConditionCheckItem"} <= actions
+    assert not {a for a in actions if "Scan" in a or "Batch" in a or a.endswith("*")}

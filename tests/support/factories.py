@@ -16,6 +16,7 @@ import boto3
 
 from scheduled_posts import keys
 from scheduled_posts.clock import epoch_seconds, format_instant
+from scheduled_posts.logic.promotion import due_entry_for
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Channel, Delivery, Post, PostStatus
 from scheduled_posts.settings import Settings
@@ -85,14 +86,7 @@ def _needs_marker(publish_at: datetime, now: datetime, settings: Settings) -> bo
 
 def due_entry(post: Post) -> DueEntry:
     """The :class:`DueEntry` of a post (what the API passes to the promoter)."""
-    return DueEntry(
-        bucket=keys.due_bucket(post.publish_at, post.shard),
-        due=keys.order_key(post.publish_at, post.schedule_id),
-        schedule_id=post.schedule_id,
-        publish_at=post.publish_at,
-        version=post.version,
-        shard=post.shard,
-    )
+    return due_entry_for(post)
 
 
 def create_post(

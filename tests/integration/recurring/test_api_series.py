@@ -4,9 +4,11 @@ occurrences that are ordinary posts (detached when edited or cancelled by hand).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.logic import occurrences
 from tests.integration.recurring.conftest import World
 
@@ -267,3 +269,45 @@ def test_patch_that_stops_halfway_is_finished_by_the_materializer(
         "2026-11-30T18:30:00.000Z",
     ]
     assert len(world.posts(sid, "cancelled")) == 2
+
+
+def test_patch_reads_only_occurrences_a_run_could_have_written(
+    make_world: Callable[..., World], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a five-minute series with three occurrences materialized ahead
+    world = make_world(RECURRENCE_MAX_AHEAD=3)
+    sid = world.create(cron="*/5 * * * *")["series_id"]
+    written = {p["schedule_id"] for p in world.posts(sid, "scheduled")}
+    read: list[str] = []
+    original = PostRepository.get
+
+    def get(self: PostRepository, schedule_id: str) -> Any:
+        read.append(schedule_id)
+        return original(self, schedule_id)
+
+    monkeypatch.setattr(PostRepository, "get", get)
+    # When its content is edited
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"content": "new"})
+    # Then the edit looked up the three written occurrences, the one within the slack after
+    # them (a racing run's clock) and the one in the last five minutes (a GSI could miss it),
+    # not every occurrence of the 48 h horizon
+    assert answer.status == 200
+    assert written <= set(read)
+    assert len(set(read) - written) <= 2
+    assert {p["content"] for p in world.posts(sid, "scheduled")} == {"new"}
+
+
+def test_patch_content_reaches_occurrences_due_but_not_yet_claimed(world: World) -> None:
+    # Given a five-minute series whose first occurrences fell due with nobody claiming them
+    sid = world.create(cron="*/5 * * * *")["series_id"]
+    world.clock.advance(12 * 60)
+    overdue = [
+        p for p in world.posts(sid, "scheduled") if p["publish_at"] < "2026-11-29T12:12:00.000Z"
+    ]
+    # When its content is edited
+    answer = world.alice.patch(f"{SERIES}/{sid}", {"content": "new"})
+    # Then those still scheduled get it too (an edit reaches every not-yet-claimed occurrence):
+    # the one due within the last five minutes and those due longer ago
+    assert answer.status == 200
+    assert len(overdue) == 3
+    assert {p["content"] for p in world.posts(sid, "scheduled")} == {"new"}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from boto3.dynamodb.conditions import Key
+from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
@@ -37,7 +37,7 @@ from scheduled_posts.data.dynamo import (
 from scheduled_posts.data.posts import PostRepository, TransactionConflictError
 from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
 from scheduled_posts.lifecycle import transitions
-from scheduled_posts.models.post import Post
+from scheduled_posts.models.post import Post, PostStatus
 from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
 
 _KEY_ATTRIBUTES = frozenset({"pk", "sk"})
@@ -144,6 +144,31 @@ class SeriesRepository:
             IndexName="by_series", KeyConditionExpression=condition, Limit=limit
         )
         return [Post.from_item(i) for i in page.get("Items", [])]
+
+    def scheduled_occurrences(
+        self, series_id: str, *, after: datetime, before: datetime
+    ) -> list[str]:
+        """The ids of a series' occurrence posts still ``scheduled`` with ``after <= publish_at
+        < before`` (GSI ``by_series``, eventually consistent, every page; the status is
+        filtered after the read, so reads grow with all the series' posts in the window)."""
+        kwargs: dict[str, Any] = {
+            "IndexName": "by_series",
+            "KeyConditionExpression": Key("occurrence_of").eq(series_id)
+            & Key("gsi1sk").between(format_instant(after), format_instant(before)),
+            "FilterExpression": Attr("status").eq(PostStatus.SCHEDULED.value),
+            "ProjectionExpression": "schedule_id, publish_at",
+        }
+        found: list[str] = []
+        while True:
+            page = self._table.query(**kwargs)
+            found += [
+                str(i["schedule_id"])
+                for i in page.get("Items", [])
+                if instant_from_storage(i["publish_at"]) < before
+            ]
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def index_entries(self, bucket: str, *, upper: str) -> list[IndexEntry]:
         """Every entry of one index partition with ``due <= upper`` (paginated Query)."""

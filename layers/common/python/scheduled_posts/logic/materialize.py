@@ -32,6 +32,7 @@ from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
 from scheduled_posts.errors import LimitExceededError
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic import occurrences
+from scheduled_posts.logic.promotion import promote_if_due
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Delivery, Post, PostStatus
 from scheduled_posts.models.series import Series, SeriesStatus, StopReason
@@ -104,22 +105,7 @@ def occurrence_post(
 
 
 def _promote(post: Post, now: datetime, deps: MaterializeDeps) -> None:
-    if deps.promoter is None:
-        return
-    if post.publish_at > now + timedelta(seconds=deps.settings.LOOKAHEAD_SECONDS):
-        return
-    entry = DueEntry(
-        bucket=keys.due_bucket(post.publish_at, post.shard),
-        due=keys.order_key(post.publish_at, post.schedule_id),
-        schedule_id=post.schedule_id,
-        publish_at=post.publish_at,
-        version=post.version,
-        shard=post.shard,
-    )
-    try:
-        deps.promoter(entry)
-    except Exception:  # best effort: the late marker makes the next sweep send it
-        logger.exception("promotion failed", extra={"schedule_id": post.schedule_id})
+    promote_if_due(post, now, promoter=deps.promoter, settings=deps.settings)
 
 
 def _write(series: Series, occurrence: Occurrence, now: datetime, deps: MaterializeDeps) -> bool:

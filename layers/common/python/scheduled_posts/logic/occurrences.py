@@ -13,6 +13,7 @@ from scheduled_posts import keys, recurrence
 from scheduled_posts.clock import Clock, epoch_seconds
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.errors import NotFoundError, StateConflictError, VersionConflictError
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
@@ -26,10 +27,13 @@ _EDIT_SLACK = timedelta(minutes=5)
 
 
 class Stores(Protocol):
-    """What these functions need: the posts, the settings and the clock."""
+    """What these functions need: the posts, the series, the settings and the clock."""
 
     @property
     def posts(self) -> PostRepository: ...
+
+    @property
+    def series(self) -> SeriesRepository: ...
 
     @property
     def settings(self) -> Settings: ...
@@ -39,20 +43,43 @@ class Stores(Protocol):
 
 
 def candidates(series: Series, now: datetime, deps: Stores) -> list[Post]:
-    """The not-yet-claimed, not-detached occurrence posts of ``series`` from ``now`` that
-    may exist: its occurrences up to the later of ``materialized_through`` and the horizon
-    (where a racing run could have written), each read strongly consistent (a GSI could miss
-    one written a moment ago)."""
+    """The not-yet-claimed, not-detached occurrence posts of ``series`` that may exist, each
+    read strongly consistent (the version a change writes under).
+
+    * Due already but not yet claimed (a post can be edited until its claim), up to
+      ``MISFIRE_GRACE_SECONDS`` back: those due more than ``_EDIT_SLACK`` ago are found with
+      the ``by_series`` GSI (written long before, so indexed), the last ``_EDIT_SLACK`` with
+      point reads of their derived ids (a GSI could miss one written a moment ago).
+    * Ahead, where a run could have written: up to the later of ``materialized_through`` and
+      the horizon, but within ``ends_at`` and never past the ``RECURRENCE_MAX_AHEAD``-th
+      occurrence from ``now`` plus ``_EDIT_SLACK`` for a racing run's clock (a run writes at
+      most that many ahead of its own now): about ``RECURRENCE_MAX_AHEAD`` point reads,
+      however frequent the rule or long the horizon.
+    """
     settings = deps.settings
+    recent = now - _EDIT_SLACK
+    oldest = now - timedelta(seconds=settings.MISFIRE_GRACE_SECONDS)
+    ids: list[str] = []
+    if oldest < recent:
+        ids += deps.series.scheduled_occurrences(series.series_id, after=oldest, before=recent)
     through = max(
         series.materialized_through,
         now + timedelta(hours=settings.RECURRENCE_HORIZON_HOURS) + _EDIT_SLACK,
     )
-    found: list[Post] = []
-    for occurrence in recurrence.iter_occurrences(series.rule, not_before=now):
-        if occurrence.occurrence_at > through or len(found) >= 2 * settings.RECURRENCE_MAX_AHEAD:
+    if series.ends_at is not None:
+        through = min(through, series.ends_at)
+    ahead = 0
+    for occurrence in recurrence.iter_occurrences(series.rule, not_before=max(recent, oldest)):
+        at = occurrence.occurrence_at
+        if at > through:
             break
-        schedule_id = recurrence.occurrence_schedule_id(series.series_id, occurrence.occurrence_at)
+        if at >= now:
+            ahead += 1
+            if ahead == settings.RECURRENCE_MAX_AHEAD:
+                through = min(through, at + _EDIT_SLACK)
+        ids.append(recurrence.occurrence_schedule_id(series.series_id, at))
+    found: list[Post] = []
+    for schedule_id in dict.fromkeys(ids):
         post = deps.posts.get(schedule_id)
         if (
             post is not None

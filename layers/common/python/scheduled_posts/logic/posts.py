@@ -36,6 +36,7 @@ from scheduled_posts.errors import (
 )
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import length_errors
+from scheduled_posts.logic.promotion import promote_if_due
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
@@ -166,22 +167,7 @@ def _with_due_keys(post: Post) -> Post:
 
 
 def _promote(post: Post, now: datetime, deps: PostDeps) -> None:
-    if deps.promoter is None:
-        return
-    if post.publish_at > now + timedelta(seconds=deps.settings.LOOKAHEAD_SECONDS):
-        return
-    entry = DueEntry(
-        bucket=keys.due_bucket(post.publish_at, post.shard),
-        due=keys.order_key(post.publish_at, post.schedule_id),
-        schedule_id=post.schedule_id,
-        publish_at=post.publish_at,
-        version=post.version,
-        shard=post.shard,
-    )
-    try:
-        deps.promoter(entry)
-    except Exception:  # best effort: the late marker makes the next sweep send it
-        logger.exception("promotion failed", extra={"schedule_id": post.schedule_id})
+    promote_if_due(post, now, promoter=deps.promoter, settings=deps.settings)
 
 
 def _kept_changing() -> StateConflictError:

@@ -8,7 +8,7 @@ harmless duplicate message, never a lost post.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from scheduled_posts import keys
 from scheduled_posts.clock import Clock, SystemClock
@@ -16,6 +16,7 @@ from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue, delay_until
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason, DueEntry
+from scheduled_posts.models.post import Post
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.settings import Settings
 
@@ -60,6 +61,42 @@ def promote_entry(
         extra={"schedule_id": entry.schedule_id, "version": entry.version},
     )
     return True
+
+
+def due_entry_for(post: Post) -> DueEntry:
+    """The due entry of ``post`` as the promoter takes it: its bucket and order key, id,
+    ``publish_at``, version and shard."""
+    return DueEntry(
+        bucket=keys.due_bucket(post.publish_at, post.shard),
+        due=keys.order_key(post.publish_at, post.schedule_id),
+        schedule_id=post.schedule_id,
+        publish_at=post.publish_at,
+        version=post.version,
+        shard=post.shard,
+    )
+
+
+def promote_if_due(
+    post: Post,
+    now: datetime,
+    *,
+    promoter: Callable[[DueEntry], None] | None,
+    settings: Settings,
+) -> None:
+    """Hand ``post``'s due entry to ``promoter`` when its ``publish_at`` is at most
+    ``LOOKAHEAD_SECONDS`` after ``now`` (after a create, an edit or a materialized occurrence).
+
+    Best effort: nothing without a promoter, and a promoter's failure is logged and swallowed
+    (the post's late marker makes the next sweep send it). Raises nothing.
+    """
+    if promoter is None:
+        return
+    if post.publish_at > now + timedelta(seconds=settings.LOOKAHEAD_SECONDS):
+        return
+    try:
+        promoter(due_entry_for(post))
+    except Exception:  # best effort: the late marker makes the next sweep send it
+        logger.exception("promotion failed", extra={"schedule_id": post.schedule_id})
 
 
 def make_promoter(settings: Settings, clock: Clock | None = None) -> Callable[[DueEntry], None]:

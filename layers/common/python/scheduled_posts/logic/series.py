@@ -17,6 +17,7 @@ The rules themselves (cron and weekly slots in an IANA zone, the DST rule, bound
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -494,6 +495,40 @@ def _opt(value: datetime | None) -> str | None:
     return format_instant(value) if value is not None else None
 
 
+#: What pausing and resuming change besides the status (given ``now``), and the reason the
+#: occurrences the change cancels carry.
+_SWITCHES: dict[
+    SeriesStatus, tuple[Callable[[datetime], dict[str, Any]], OccurrenceCancelReason]
+] = {
+    SeriesStatus.PAUSED: (
+        lambda now: {"stopped_reason": None},
+        OccurrenceCancelReason.SERIES_PAUSED,
+    ),
+    SeriesStatus.ACTIVE: (
+        lambda now: {"materialized_through": now - _ONE_MS, "extend_at": now},
+        OccurrenceCancelReason.SERIES_EDITED,
+    ),
+}
+
+
+def _switch(
+    owner: str, series_id: str, target: SeriesStatus, *, if_match: str | None, deps: SeriesDeps
+) -> Series:
+    """Move an open series to ``target`` (:data:`_SWITCHES`); unchanged when it is there."""
+    current = _owned(owner, series_id, deps)
+    if current.status == target:
+        return current
+    changes, reason = _SWITCHES[target]
+    return _change(
+        owner,
+        series_id,
+        if_match=if_match,
+        deps=deps,
+        build=lambda s, now: s.model_copy(update={"status": target, **changes(now)}),
+        reason=reason,
+    )
+
+
 def pause_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
     """Pause an active series: its not-yet-claimed occurrences are cancelled; nothing is
     materialized until resume. Pausing a paused series returns it unchanged.
@@ -503,19 +538,7 @@ def pause_series(owner: str, series_id: str, *, if_match: str | None, deps: Seri
     SeriesNotFoundError, StateConflictError, VersionConflictError
         404, 409 (ended or cancelled), 412 (stale ``If-Match``).
     """
-    current = _owned(owner, series_id, deps)
-    if current.status == SeriesStatus.PAUSED:
-        return current
-    return _change(
-        owner,
-        series_id,
-        if_match=if_match,
-        deps=deps,
-        build=lambda s, now: s.model_copy(
-            update={"status": SeriesStatus.PAUSED, "stopped_reason": None}
-        ),
-        reason=OccurrenceCancelReason.SERIES_PAUSED,
-    )
+    return _switch(owner, series_id, SeriesStatus.PAUSED, if_match=if_match, deps=deps)
 
 
 def resume_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
@@ -527,23 +550,7 @@ def resume_series(owner: str, series_id: str, *, if_match: str | None, deps: Ser
     SeriesNotFoundError, StateConflictError, VersionConflictError
         404, 409 (ended or cancelled), 412 (stale ``If-Match``).
     """
-    current = _owned(owner, series_id, deps)
-    if current.status == SeriesStatus.ACTIVE:
-        return current
-    return _change(
-        owner,
-        series_id,
-        if_match=if_match,
-        deps=deps,
-        build=lambda s, now: s.model_copy(
-            update={
-                "status": SeriesStatus.ACTIVE,
-                "materialized_through": now - _ONE_MS,
-                "extend_at": now,
-            }
-        ),
-        reason=OccurrenceCancelReason.SERIES_EDITED,
-    )
+    return _switch(owner, series_id, SeriesStatus.ACTIVE, if_match=if_match, deps=deps)
 
 
 def delete_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
