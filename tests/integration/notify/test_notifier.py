@@ -234,3 +234,24 @@ def test_notifier_process_raises_retry_error_on_503(world: World) -> None:
 def test_message_body_round_trips() -> None:
     message = NotifyMessage(endpoint_id="e", owner="o", event=EVENT)
     assert NotifyMessage.model_validate_json(message_body(message)) == message
+
+
+def test_notify_redrive_sends_dead_letters_again_with_same_event_id(world: World) -> None:
+    from scheduled_posts.data.dlq import DeadLetterQueue
+    from scheduled_posts.logic.notify_redrive import redrive_notifications
+
+    world.receiver.script(Answer.reject(404), url=URL)  # then 200s: the receiver was fixed
+    world.send()
+    world.poll()
+    assert len(world.dlq_bodies()) == 1
+    world.sqs.send_message(QueueUrl=world.settings.NOTIFY_DLQ_URL, MessageBody="not json")
+    dlq = DeadLetterQueue(world.settings.NOTIFY_DLQ_URL, sqs=world.sqs)
+    dry = redrive_notifications(dlq, world.queue, dry_run=True)
+    assert sorted(line.action for line in dry) == ["left", "would-moved"]
+    world.clock.advance(61)  # the dry run's receives become visible again
+    lines = redrive_notifications(dlq, world.queue)
+    assert sorted(line.action for line in lines) == ["left", "moved"]
+    assert world.poll() == {"received": 1, "failed": 0}
+    keys = [r.idempotency_key for r in world.receiver.requests]
+    assert keys == [EVENT["event_id"], EVENT["event_id"]]
+    assert world.receiver.accepted(EVENT["event_id"]) == 1
