@@ -88,16 +88,18 @@ class NotifyRig:
                 )
         return {"received": len(messages), "failed": len(failed)}
 
-    def drain(self, *, step_seconds: float = 0.0, rounds: int = 50) -> int:
-        """Poll until a poll receives nothing (moving the clock ``step_seconds`` after each
-        poll); the number of messages received."""
-        total = 0
+    def drain(self, *, step_seconds: float = 0.0, rounds: int = 50, idle_polls: int = 3) -> int:
+        """Poll until a poll receives nothing, at most ``rounds`` polls; the number of messages
+        received. With ``step_seconds``, the clock moves that much after each poll and the
+        drain ends after ``idle_polls`` empty polls in a row (hidden retries become visible)."""
+        total = idle = 0
         for _ in range(rounds):
             received = self.poll()["received"]
             total += received
+            idle = 0 if received else idle + 1
             if step_seconds:
                 self.clock.advance(step_seconds)
-            elif not received:
+            if idle >= (idle_polls if step_seconds else 1):
                 break
         return total
 
