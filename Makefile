@@ -123,7 +123,8 @@ mastodon: venv-local ## The Mastodon API stand-in on 127.0.0.1:9300 with one acc
 
 # DLQ redrive (docs/operations.md): on AWS with credentials and DISPATCH_QUEUE_URL,
 # DISPATCH_DLQ_URL, POSTS_TABLE_NAME, IDEMPOTENCY_TABLE_NAME from the stack outputs; locally add
-# the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview.
+# the variables of `python -m local env` (AWS_ENDPOINT_URL). REDRIVE_ARGS=--dry-run to preview;
+# REDRIVE_ARGS=--notify sends the notify DLQ's notifications again (NOTIFY_QUEUE_URL, NOTIFY_DLQ_URL).
 .PHONY: redrive
 redrive: venv-local ## Move dispatch DLQ messages back, reopening only posts that may publish
 	@$(PY) -m scheduled_posts.redrive_cli $(REDRIVE_ARGS)

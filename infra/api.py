@@ -56,6 +56,9 @@ ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
     "/v1/recurring-schedules/{series_id}/occurrences": (GET,),
     "/v1/recurring-schedules/{series_id}/pause": (POST,),
     "/v1/recurring-schedules/{series_id}/resume": (POST,),
+    "/v1/notification-endpoints": (GET, POST),
+    "/v1/notification-endpoints/{endpoint_id}": (DELETE,),
+    "/v1/notification-endpoints/{endpoint_id}/rotate-secret": (POST,),
 }
 
 #: Access-log fields ($context variables of HTTP APIs, API Gateway Developer Guide,

@@ -43,6 +43,8 @@ RESOURCE_SETTINGS = frozenset(
         "DISPATCH_QUEUE_URL",
         "DISPATCH_DLQ_URL",
         "EVENT_BUS_NAME",
+        "NOTIFY_QUEUE_URL",
+        "NOTIFY_DLQ_URL",
         "CURSOR_SECRET",
         "CURSOR_SECRET_ARN",
         "CREDENTIALS_KEY_ID",

@@ -189,6 +189,49 @@ class MonitoringConstruct(Construct):
             ),
         )
 
+    def add_notify(self, *, notifier: lambda_.IFunction, notify_dlq: sqs.IQueue) -> None:
+        """Alarms on the notifications (notifier errors, notify DLQ depth) and a dashboard row
+        with the notification lag (``occurred_at`` to the endpoint's 2xx) and the counts."""
+        self._alarm(
+            "NotifierErrorsAlarm",
+            notifier.metric_errors(period=_MINUTE, statistic="Sum"),
+            threshold=1,
+            evaluation_periods=3,
+            datapoints=2,
+            description="The notifier fails (an endpoint's failures are retries, not errors)",
+        )
+        self._alarm(
+            "NotifyDlqAlarm",
+            notify_dlq.metric_approximate_number_of_messages_visible(
+                period=_MINUTE, statistic="Maximum"
+            ),
+            threshold=1,
+            description="Notifications reached the notify DLQ (make redrive REDRIVE_ARGS=--notify)",
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Notifications: lag p50 / p99 (s) from the event to the endpoint's 2xx",
+                left=[
+                    self._service_metric(Metric.NOTIFICATION_LAG_SECONDS, "p50"),
+                    self._service_metric(Metric.NOTIFICATION_LAG_SECONDS, "p99"),
+                ],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="Notifications queued / delivered / retried / dead-lettered / notify DLQ",
+                left=[
+                    self._service_metric(Metric.NOTIFICATIONS_ENQUEUED, "Sum"),
+                    self._service_metric(Metric.NOTIFICATIONS_DELIVERED, "Sum"),
+                    self._service_metric(Metric.NOTIFICATIONS_RETRIED, "Sum"),
+                    self._service_metric(Metric.NOTIFICATIONS_DEAD_LETTERED, "Sum"),
+                    notify_dlq.metric_approximate_number_of_messages_visible(
+                        period=_MINUTE, statistic="Maximum", label="notify DLQ"
+                    ),
+                ],
+                width=12,
+            ),
+        )
+
     def _build_topic(self) -> sns.ITopic:
         if self._config.alarm_topic_arn:
             return sns.Topic.from_topic_arn(self, "AlarmTopic", self._config.alarm_topic_arn)

@@ -15,6 +15,7 @@ from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
 from infra.layer import SharedLayerConstruct
 from infra.monitoring import MonitoringConstruct
+from infra.notify import NotifyConstruct
 from infra.outbox import OutboxConstruct
 from infra.site import SiteConstruct
 
@@ -111,6 +112,16 @@ class ScheduledPostsStack(Stack):
             runtime=shared.runtime,
             functions_root=paths.functions,
         )
+        self.notify = NotifyConstruct(
+            self,
+            "Notify",
+            config=config,
+            posts=self.data.posts,
+            relay=self.outbox.relay,
+            layer=shared.layer,
+            runtime=shared.runtime,
+            functions_root=paths.functions,
+        )
         self.monitoring = MonitoringConstruct(
             self,
             "Monitoring",
@@ -124,6 +135,7 @@ class ScheduledPostsStack(Stack):
             materializer=self.dispatch.materializer,
         )
         self.monitoring.add_outbox(relay=self.outbox.relay, relay_dlq=self.outbox.dlq)
+        self.monitoring.add_notify(notifier=self.notify.notifier, notify_dlq=self.notify.dlq)
         Tags.of(self).add("service", config.service_name)
         Tags.of(self).add("stage", config.stage)
         self._add_outputs()
@@ -162,6 +174,13 @@ class ScheduledPostsStack(Stack):
         )
         CfnOutput(
             self,
+            "NotifyDlqUrl",
+            value=self.notify.dlq.queue_url,
+            description="For make redrive REDRIVE_ARGS=--notify (NOTIFY_DLQ_URL)",
+        )
+        CfnOutput(self, "NotifyQueueUrl", value=self.notify.queue.queue_url)
+        CfnOutput(
+            self,
             "DispatchDlqUrl",
             value=self.dispatch.dlq.queue_url,
             description="For make redrive (DISPATCH_DLQ_URL)",
@@ -189,6 +208,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "reconciler": stack.dispatch.reconciler,
         "materializer": stack.dispatch.materializer,
         "relay": stack.outbox.relay,
+        "notifier": stack.notify.notifier,
     }
     acks: list[tuple[IConstruct, str, str]] = []
     for name, function in functions.items():
@@ -213,7 +233,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "in the stage config, never implicitly.",
             ),
         ]
-        if name not in ("sweeper", "relay"):
+        if name not in ("sweeper", "relay", "notifier"):
             acks.append(
                 (
                     function,
@@ -250,6 +270,14 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
             "This queue is the on-failure destination of the outbox relay's stream event source "
             "mapping (it receives descriptions of stream batches); a DLQ of a DLQ would only "
             "hide failures.",
+        )
+    )
+    acks.append(
+        (
+            stack.notify.dlq,
+            f"{_NAG}SQS3",
+            "This queue is the notify queue's dead-letter queue (and the notifier's target for "
+            "notifications no retry can fix); a DLQ of a DLQ would only hide failures.",
         )
     )
     acks.append(

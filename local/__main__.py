@@ -94,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, _raise_keyboard_interrupt)
         try:
-            serve(config.receiver_port, os.environ.get("RECEIVER_SECRET") or None)
+            serve(
+                config.receiver_port,
+                os.environ.get("RECEIVER_SECRET") or None,
+                os.environ.get("RECEIVER_NOTIFY_SECRET") or None,
+            )
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise

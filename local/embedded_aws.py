@@ -31,7 +31,7 @@ from botocore.config import Config
 
 from local.emulation import resources
 from local.moto_speed import fast_moto_transactions
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
 
 log = logging.getLogger("local.aws")
 
@@ -45,6 +45,11 @@ FAKE_CREDENTIALS = {
 }
 #: Physical names of the local resources (the CDK app lets CloudFormation generate its own).
 QUEUE_NAMES = {"DispatchQueue": "scheduled-posts-dispatch", "DispatchDLQ": "scheduled-posts-dlq"}
+#: The notify queue and its DLQ (issue 14).
+NOTIFY_QUEUE_NAMES = {
+    "NotifyQueue": "scheduled-posts-notify",
+    "NotifyDLQ": "scheduled-posts-notify-dlq",
+}
 _FAIL_FAST = Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=30)
 #: How often a long poll (``ReceiveMessage`` with ``WaitTimeSeconds``) is retried as a short one.
 LONG_POLL_STEP_SECONDS = 0.1
@@ -378,5 +383,25 @@ def resource_environment(port: int) -> dict[str, str]:
         env[queue.settings_name] = sqs.get_queue_url(QueueName=QUEUE_NAMES[queue.logical_id])[
             "QueueUrl"
         ]
+    for queue in NOTIFY_QUEUES:
+        with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):
+            env[queue.settings_name] = sqs.get_queue_url(
+                QueueName=NOTIFY_QUEUE_NAMES[queue.logical_id]
+            )["QueueUrl"]
     env["CREDENTIALS_KEY_ID"] = resources.ensure_credentials_key(_kms(port))
     return env
+
+
+def ensure_notify_queues(
+    port: int, *, max_attempts: int, notifier_timeout_seconds: int
+) -> dict[str, str]:
+    """Create the notify queue and its DLQ on the server on ``port`` when missing
+    (:func:`local.emulation.resources.ensure_notify_queues`); ``NOTIFY_QUEUE_URL`` and
+    ``NOTIFY_DLQ_URL``."""
+    _, sqs = _clients(port)
+    return resources.ensure_notify_queues(
+        sqs,
+        queue_names=NOTIFY_QUEUE_NAMES,
+        max_attempts=max_attempts,
+        notifier_timeout_seconds=notifier_timeout_seconds,
+    )

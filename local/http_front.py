@@ -58,6 +58,9 @@ ROUTES: dict[str, tuple[str, ...]] = {
     "/v1/recurring-schedules/{series_id}/occurrences": ("GET",),
     "/v1/recurring-schedules/{series_id}/pause": ("POST",),
     "/v1/recurring-schedules/{series_id}/resume": ("POST",),
+    "/v1/notification-endpoints": ("GET", "POST"),
+    "/v1/notification-endpoints/{endpoint_id}": ("DELETE",),
+    "/v1/notification-endpoints/{endpoint_id}/rotate-secret": ("POST",),
 }
 _ROUTE_PATTERNS = [
     (

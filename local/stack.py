@@ -2,9 +2,10 @@
 
 Order of start: the embedded AWS (reused when already listening), the missing tables and
 queues, the environment the handlers read (the same names as the deployed Lambdas'), the
-schedules (sweeper, watchdog, reconciler, materializer), the SQS poller for the worker, and
-last the HTTP front; then one line, ``API ready at http://127.0.0.1:<port>``. Stop runs in
-reverse, each thread bounded, so the whole stack is down within a few seconds.
+schedules (sweeper, watchdog, reconciler, materializer), the SQS pollers for the worker and
+the notifier, the relay on the posts table's stream, and last the HTTP front; then one line,
+``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each thread bounded, so the
+whole stack is down within a few seconds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from local.config import LocalConfig, apply_service_defaults
 from local.embedded_aws import (
     EmbeddedAws,
     apply_client_environment,
+    ensure_notify_queues,
     ensure_resources,
     ensure_server,
     quiet_request_logs,
@@ -172,6 +174,13 @@ class LocalStack:
             worker_timeout_seconds=config.worker_timeout_seconds,
         )
         os.environ.update(queues)
+        os.environ.update(
+            ensure_notify_queues(
+                config.aws_port,
+                max_attempts=base.NOTIFY_MAX_ATTEMPTS,
+                notifier_timeout_seconds=sizing.DEFAULT_NOTIFIER_TIMEOUT_SECONDS,
+            )
+        )
         os.environ["POSTS_TABLE_NAME"] = base.POSTS_TABLE_NAME
         os.environ["DUE_INDEX_TABLE_NAME"] = base.DUE_INDEX_TABLE_NAME
         os.environ["IDEMPOTENCY_TABLE_NAME"] = base.IDEMPOTENCY_TABLE_NAME
@@ -217,6 +226,8 @@ class LocalStack:
 
         if is_available("relay"):
             self.stream_loops.append(self._relay_loop(settings))
+        if is_available("notifier"):
+            self.pollers.append(self._notifier_poller(settings))
 
         api = LambdaFunction("api", config.api_timeout_seconds)
         if is_available("api"):
@@ -251,6 +262,23 @@ class LocalStack:
             function.context,
         )
         return StreamLoop(poller, interval_seconds=1.0, stop_event=self.stop_event)
+
+    def _notifier_poller(self, settings: Settings) -> SqsPoller:
+        """The notifier on the notify queue (issue 14), as its event source mapping would."""
+        sqs = boto3.client("sqs")
+        arn = sqs.get_queue_attributes(
+            QueueUrl=settings.NOTIFY_QUEUE_URL, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        return SqsPoller(
+            sqs,
+            queue_url=settings.NOTIFY_QUEUE_URL,
+            queue_arn=arn,
+            function=LambdaFunction("notifier", sizing.DEFAULT_NOTIFIER_TIMEOUT_SECONDS),
+            batch_size=sizing.DEFAULT_NOTIFIER_BATCH_SIZE,
+            wait_seconds=self.config.poll_wait_seconds,
+            poll_interval_seconds=self.config.poll_interval_seconds or None,
+            stop_event=self.stop_event,
+        )
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop the HTTP front, the schedules and the poller, then the embedded AWS if ours.

@@ -7,6 +7,8 @@ Routes (JSON; the caller is the JWT's ``sub``, checked by API Gateway's JWT auth
   ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``,
   ``GET /v1/scheduled-posts/{schedule_id}/attempts``
 * ``POST /v1/scheduled-posts/{schedule_id}/retry``, ``POST /v1/channels/{channel_id}/rotate-secret``
+* ``POST/GET /v1/notification-endpoints``, ``DELETE /v1/notification-endpoints/{endpoint_id}``,
+  ``POST .../{endpoint_id}/rotate-secret`` (issue 14)
 * ``GET /v1/me/export``, ``DELETE /v1/me``, ``GET /v1/me/erasure``
 * ``POST/GET /v1/recurring-schedules``, ``POST /v1/recurring-schedules/preview`` (nothing
   stored), ``GET/PATCH/DELETE /v1/recurring-schedules/{series_id}``,
@@ -45,6 +47,7 @@ from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.errors import ValidationFailedError
 from scheduled_posts.logic import account, event_feed, recovery, rotation
 from scheduled_posts.logic import channels as channel_logic
+from scheduled_posts.logic import notifications as notification_logic
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic import series as series_logic
 from scheduled_posts.models.api import (
@@ -68,6 +71,12 @@ from scheduled_posts.models.api import (
     Problem,
     SecretRotation,
     etag_of,
+)
+from scheduled_posts.models.notifications import (
+    NotificationEndpointCreate,
+    NotificationEndpointCreated,
+    NotificationEndpointList,
+    NotificationEndpointOut,
 )
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.models.recurring import (
@@ -122,6 +131,7 @@ def _known_query_only(router: BaseRouter, next_middleware: Callable[..., Respons
 app.use(middlewares=[_known_query_only])
 
 ChannelId = Annotated[str, Path(pattern=ID_PATTERN, description="A channel id")]
+EndpointId = Annotated[str, Path(pattern=ID_PATTERN, description="A notification endpoint id")]
 ScheduleId = Annotated[str, Path(pattern=ID_PATTERN, description="A scheduled post id")]
 SeriesId = Annotated[str, Path(pattern=ID_PATTERN, description="A recurring schedule id")]
 IdempotencyKey = Annotated[
@@ -319,6 +329,89 @@ def rotate_channel_secret(
         revoke_previous=body.revoke_previous if body is not None else False,
     )
     return Response(status_code=200, content_type=JSON, body=ChannelCreated.of_new(channel))
+
+
+# ---------------------------------------------------- notification endpoints (issue 14)
+
+
+@app.post(
+    "/v1/notification-endpoints",
+    summary="Register a URL that receives your outcome events, signed (docs/events.md)",
+    responses=_responses(
+        NotificationEndpointCreated,
+        201,
+        "Created: the signing secret is shown only here",
+        errors=(*_COMMON, 429),
+        overrides={429: "MAX_NOTIFICATION_ENDPOINTS_PER_USER reached"},
+    ),
+)
+def create_notification_endpoint(
+    body: NotificationEndpointCreate,
+) -> Response[NotificationEndpointCreated]:
+    deps = get_dependencies()
+    endpoint = notification_logic.create_endpoint(
+        body,
+        owner=_owner(),
+        endpoints=deps.notification_endpoints,
+        settings=deps.settings,
+        clock=deps.clock,
+        resolver=deps.resolver,
+    )
+    return Response(
+        status_code=201, content_type=JSON, body=NotificationEndpointCreated.of_new(endpoint)
+    )
+
+
+@app.get(
+    "/v1/notification-endpoints",
+    summary="List your notification endpoints (never their secrets)",
+    responses=_responses(NotificationEndpointList),
+)
+def list_notification_endpoints() -> NotificationEndpointList:
+    found = notification_logic.list_endpoints(
+        _owner(), endpoints=get_dependencies().notification_endpoints
+    )
+    return NotificationEndpointList(items=[NotificationEndpointOut.of(e) for e in found])
+
+
+@app.delete(
+    "/v1/notification-endpoints/<endpoint_id>",
+    summary="Delete a notification endpoint (queued notifications to it are dropped)",
+    responses=_responses(None, 204, "Deleted"),
+)
+def delete_notification_endpoint(endpoint_id: EndpointId) -> Response[None]:
+    notification_logic.delete_endpoint(
+        _owner(), endpoint_id, endpoints=get_dependencies().notification_endpoints
+    )
+    return Response(status_code=204)
+
+
+@app.post(
+    "/v1/notification-endpoints/<endpoint_id>/rotate-secret",
+    summary="Rotate the signing secret (the old one stays valid for SECRET_OVERLAP_SECONDS)",
+    responses=_responses(
+        NotificationEndpointCreated,
+        200,
+        "Rotated: the new secret is shown only here",
+        errors=(*_COMMON, 409),
+        overrides={409: "A concurrent rotation won, or too many secrets are still valid"},
+    ),
+)
+def rotate_notification_endpoint_secret(
+    endpoint_id: EndpointId, body: SecretRotation | None = None
+) -> Response[NotificationEndpointCreated]:
+    deps = get_dependencies()
+    endpoint = notification_logic.rotate_endpoint_secret(
+        _owner(),
+        endpoint_id,
+        endpoints=deps.notification_endpoints,
+        settings=deps.settings,
+        clock=deps.clock,
+        revoke_previous=body.revoke_previous if body is not None else False,
+    )
+    return Response(
+        status_code=200, content_type=JSON, body=NotificationEndpointCreated.of_new(endpoint)
+    )
 
 
 # -------------------------------------------------------------------- posts

@@ -24,6 +24,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from scheduled_posts.data.event_bus import EventBus
 from scheduled_posts.data.event_feed import EventFeed
+from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
+from scheduled_posts.data.notify_queue import NotifyQueue
+from scheduled_posts.logic.notify_fanout import NotificationFanout
 from scheduled_posts.logic.relay import Relay, StreamChange
 from scheduled_posts.observability import logger, metrics, tracer
 from scheduled_posts.settings import get_settings
@@ -51,10 +54,17 @@ def stream_change(record: DynamoDBRecord) -> StreamChange:
 @cache
 def _default_relay() -> Relay:
     settings = get_settings()
+    fanout = None
+    if settings.NOTIFY_QUEUE_URL:
+        fanout = NotificationFanout(
+            endpoints=NotificationEndpointRepository(posts_table_name=settings.POSTS_TABLE_NAME),
+            queue=NotifyQueue(settings.NOTIFY_QUEUE_URL),
+        )
     return Relay(
         settings,
         feed=EventFeed(settings.POSTS_TABLE_NAME),
         bus=EventBus(settings.EVENT_BUS_NAME),
+        notify=fanout,
     )
 
 

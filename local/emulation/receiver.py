@@ -12,6 +12,13 @@ channel's secret when one is given (``RECEIVER_SECRET``), and deduplicates by th
 body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
 refused): a repeated key is answered with the same ``{"id": ...}`` and counted as a re-send,
 never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
+
+It also takes **notifications** (issue 14: register ``<origin>/notify`` as a notification
+endpoint): a body with ``event_id`` and ``type`` is an outcome event, verified with the
+endpoint's secret when one is given (``RECEIVER_NOTIFY_SECRET``), deduplicated by ``event_id``
+(the ``Idempotency-Key`` header must agree) and printed as ``NOTIFIED <type> ...`` with the
+post's ``publish_lag_seconds`` and ``remote_url`` when the event has them; ``GET
+/notifications`` returns them.
 """
 
 from __future__ import annotations
@@ -218,6 +225,19 @@ class Delivery:
     content: str
 
 
+@dataclass
+class Notification:
+    """One accepted notification: the event's id and type, its post, when it arrived, and how
+    long after the event's ``occurred_at`` (``lag_seconds``); the whole event in ``event``."""
+
+    event_id: str
+    type: str
+    schedule_id: str
+    received_at: str
+    lag_seconds: float
+    event: dict[str, Any]
+
+
 class Receiver(Served):
     """``make receiver``'s ledger and its HTTP server.
 
@@ -234,11 +254,15 @@ class Receiver(Served):
         secret: str | None = None,
         status_for: Callable[[dict[str, Any]], int] | None = None,
         printer: Callable[[str], None] | None = None,
+        notify_secret: str | None = None,
     ) -> None:
         self.secret = secret
+        self.notify_secret = notify_secret
         self.status_for = status_for
         self.printer = printer
         self.deliveries: list[Delivery] = []
+        self.notifications: list[Notification] = []
+        self._notified: set[str] = set()
         self.resends = 0
         self.rejected = 0
         self.requests = 0
@@ -248,9 +272,13 @@ class Receiver(Served):
 
     def _respond(self, request: WebhookRequest) -> WebhookReply:
         if request.method == "GET":
-            if request.path.rstrip("/") != "/deliveries":
-                return WebhookReply.json(404, {"message": "not found"})
+            path = request.path.rstrip("/")
             with self._lock:
+                if path == "/notifications":
+                    notes = [asdict(n) for n in self.notifications]
+                    return WebhookReply.json(200, {"notifications": notes})
+                if path != "/deliveries":
+                    return WebhookReply.json(404, {"message": "not found"})
                 items = [asdict(d) for d in self.deliveries]
             return WebhookReply.json(200, {"deliveries": items, "resends": self.resends})
         status, payload = self.handle(request.headers, request.body)
@@ -260,6 +288,61 @@ class Receiver(Served):
     def url(self) -> str:
         """``http://127.0.0.1:<port>/hook``: the webhook URL to give a channel."""
         return f"{self.server.origin}/hook"
+
+    @property
+    def notify_url(self) -> str:
+        """``http://127.0.0.1:<port>/notify``: the URL to register as a notification endpoint."""
+        return f"{self.server.origin}/notify"
+
+    def handle_notification(
+        self, headers: Mapping[str, str], body: bytes, event: dict[str, Any], now: datetime
+    ) -> tuple[int, dict[str, Any]]:
+        """Judge one notification (an outcome event): 401 on a bad signature when
+        ``notify_secret`` is set, 400 when ``Idempotency-Key`` is not the ``event_id``, else 200
+        (a repeated ``event_id`` is counted as a re-send, not accepted twice)."""
+        if self.notify_secret and not verify(
+            headers.get(SIGNATURE_HEADER.lower(), ""),
+            self.notify_secret,
+            body,
+            now=int(now.timestamp()),
+        ):
+            with self._lock:
+                self.rejected += 1
+            self._print(f"REJECTED notification with a bad signature ({len(body)} bytes)")
+            return 401, {"message": "bad signature"}
+        event_id = str(event["event_id"])
+        if headers.get("idempotency-key", event_id) != event_id:
+            return 400, {"message": "Idempotency-Key header differs from the signed event_id"}
+        try:
+            lag = round((now - parse_instant(str(event.get("occurred_at")))).total_seconds(), 3)
+        except ValueError:
+            lag = 0.0
+        with self._lock:
+            if event_id in self._notified:
+                self.resends += 1
+                self._print(f"RESEND   notification {event_id}")
+                return 200, {"id": event_id}
+            self._notified.add(event_id)
+            note = Notification(
+                event_id=event_id,
+                type=str(event["type"]),
+                schedule_id=str(event.get("schedule_id") or event.get("series_id") or "-"),
+                received_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                lag_seconds=lag,
+                event=event,
+            )
+            self.notifications.append(note)
+        extra = ""
+        if event.get("publish_lag_seconds") is not None:
+            extra += f" publish_lag={float(event['publish_lag_seconds']):+.3f}s"
+        urls = [c.get("remote_url") for c in event.get("channels") or [] if isinstance(c, dict)]
+        if any(urls):
+            extra += f" remote_url={','.join(u for u in urls if u)}"
+        self._print(
+            f"NOTIFIED {note.type} {note.schedule_id} event_id={event_id} "
+            f"after={note.lag_seconds:+.3f}s{extra}"
+        )
+        return 200, {"id": event_id}
 
     def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         """Judge one delivery: ``(status, JSON answer)``.
@@ -271,6 +354,8 @@ class Receiver(Served):
         lower = {k.lower(): v for k, v in headers.items()}
         with self._lock:
             self.requests += 1
+        if self._is_notification(body):
+            return self.handle_notification(lower, body, json.loads(body), now)
         if self.secret and not verify(
             lower.get(SIGNATURE_HEADER.lower(), ""), self.secret, body, now=int(now.timestamp())
         ):
@@ -319,6 +404,14 @@ class Receiver(Served):
         )
         return 200, {"id": delivery.remote_id}
 
+    @staticmethod
+    def _is_notification(body: bytes) -> bool:
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            return False
+        return isinstance(payload, dict) and "event_id" in payload and "type" in payload
+
     def snapshot(self) -> list[Delivery]:
         """A copy of the accepted deliveries."""
         with self._lock:
@@ -329,12 +422,23 @@ class Receiver(Served):
             self.printer(line)
 
 
-def serve(port: int, secret: str | None) -> None:
+def serve(port: int, secret: str | None, notify_secret: str | None = None) -> None:
     """Run a receiver in the foreground until Ctrl-C (``make receiver``)."""
-    receiver = Receiver(port=port, secret=secret, printer=lambda s: print(s, flush=True))
+    receiver = Receiver(
+        port=port,
+        secret=secret,
+        notify_secret=notify_secret,
+        printer=lambda s: print(s, flush=True),
+    )
     receiver.start()
     mode = "verifying X-Signature" if secret else "NOT verifying signatures (no RECEIVER_SECRET)"
     print(f"Webhook receiver at {receiver.url} ({mode})", flush=True)
+    notify_mode = (
+        "verifying X-Signature"
+        if notify_secret
+        else "NOT verifying signatures (no RECEIVER_NOTIFY_SECRET)"
+    )
+    print(f"Notifications at {receiver.notify_url} ({notify_mode})", flush=True)
     try:
         while True:
             time.sleep(3600)

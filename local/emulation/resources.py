@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduled_posts.sizing import visibility_timeout_seconds
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, create_table_request
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES, create_table_request
 
 log = logging.getLogger("local.aws")
 
@@ -115,3 +115,42 @@ def ensure_event_bus(events: Any, name: str) -> str:
         arn = str(events.create_event_bus(Name=name)["EventBusArn"])
         log.info("created event bus %s", name)
         return arn
+
+
+def ensure_notify_queues(
+    sqs: Any,
+    *,
+    queue_names: Mapping[str, str],
+    max_attempts: int,
+    notifier_timeout_seconds: int,
+) -> dict[str, str]:
+    """Create the notify queue and its DLQ when missing (issue 14); their settings.
+
+    ``queue_names`` maps ``NotifyQueue``/``NotifyDLQ`` to physical names; the notify queue
+    moves a message to the DLQ after ``max_attempts`` receives (``NOTIFY_MAX_ATTEMPTS``) and
+    hides a received one for 6 x ``notifier_timeout_seconds``, as deployed (``infra/notify.py``).
+    Returns ``NOTIFY_QUEUE_URL`` and ``NOTIFY_DLQ_URL``.
+    """
+    settings: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for queue in NOTIFY_QUEUES:
+        name = queue_names[queue.logical_id]
+        try:
+            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        except sqs.exceptions.QueueDoesNotExist:
+            attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
+            if queue.dead_letter:
+                dlq_arn = sqs.get_queue_attributes(
+                    QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
+                )["Attributes"]["QueueArn"]
+                attributes["RedrivePolicy"] = json.dumps(
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_attempts)}
+                )
+                attributes["VisibilityTimeout"] = str(
+                    visibility_timeout_seconds(notifier_timeout_seconds)
+                )
+            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+            log.info("created queue %s", name)
+        urls[queue.logical_id] = url
+        settings[queue.settings_name] = url
+    return settings

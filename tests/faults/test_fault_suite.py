@@ -107,6 +107,17 @@ def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str,
     assert not missing, dict(faults)
 
 
+def test_fault_suite_ci_seeds_notifications_survive_endpoint_failures(
+    ci_results: list[dict[str, Any]],
+) -> None:
+    # Issue 14: endpoint 5xx, 429 and timeouts were injected, and every expected notification
+    # was still accepted once (outbox_check's problems fail the promise test otherwise).
+    totals, _ = summarize(ci_results)
+    assert totals["notification_failures_injected"] > 0
+    assert totals["notifications_expected"] > 0
+    assert totals["notifications_accepted"] == totals["notifications_expected"]
+
+
 # -- the harness itself ------------------------------------------------------------------------
 
 
@@ -316,3 +327,21 @@ def test_outbox_check_reports_a_relay_that_loses_or_reorders(broken: str) -> Non
     # Then the check reports it
     assert totals["events_expected"] > 0
     assert any(p.startswith("outbox: post") for p in problems), problems
+
+
+def test_outbox_check_reports_a_lost_notification() -> None:
+    # Given a small fault-free world played to the end
+    with seeded_uuid4(7), time_machine.travel(START, tick=False) as traveller, mock_aws():
+        world = World(7, 3, SimClock(traveller), rates=FaultRates.none(), concurrent_rate=0)
+        try:
+            world.build()
+            world.play()
+            world.plan.enabled = False
+            # When the fan-out drops the last event of every record
+            totals, problems = check_outbox(world, notify_tamper=lambda e: e[:-1])
+        finally:
+            set_dependencies(None)
+            reset_clients()
+    # Then the check reports the notifications that never arrived
+    assert totals["notifications_expected"] > totals["notifications_accepted"]
+    assert any(p.startswith("notify: ") for p in problems), problems

@@ -37,6 +37,10 @@ EXPECTED_ROUTE_KEYS = {
     "GET /v1/recurring-schedules/{series_id}/occurrences",
     "POST /v1/recurring-schedules/{series_id}/pause",
     "POST /v1/recurring-schedules/{series_id}/resume",
+    "GET /v1/notification-endpoints",
+    "POST /v1/notification-endpoints",
+    "DELETE /v1/notification-endpoints/{endpoint_id}",
+    "POST /v1/notification-endpoints/{endpoint_id}/rotate-secret",
 }
 
 

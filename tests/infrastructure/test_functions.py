@@ -11,7 +11,7 @@ from infra.config import SERVICE_SETTINGS
 from scheduled_posts.settings import Settings
 from tests.infrastructure.conftest import Synthesized
 
-NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer", "relay")
+NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer", "relay", "notifier")
 POWERTOOLS_NAMES = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
 
 
@@ -25,6 +25,7 @@ def _function(stage: Synthesized, name: str) -> dict[str, Any]:
         "reconciler": dispatch.reconciler,
         "materializer": dispatch.materializer,
         "relay": stage.stack.outbox.relay,
+        "notifier": stage.stack.notify.notifier,
     }[name]
     resource: dict[str, Any] = stage.resources[stage.logical_id(construct)]
     return resource

@@ -19,11 +19,12 @@ from moto import mock_aws
 from local.emulation.resources import (
     ensure_credentials_key,
     ensure_event_bus,
+    ensure_notify_queues,
     ensure_resources,
 )
 from scheduled_posts.settings import Settings
-from scheduled_posts.sizing import visibility_timeout_seconds
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES
+from scheduled_posts.sizing import DEFAULT_NOTIFIER_TIMEOUT_SECONDS, visibility_timeout_seconds
+from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
 from tests.support.clock import SimClock
 
 #: The simulated "now" every test starts at unless it travels elsewhere.
@@ -68,6 +69,14 @@ def create_resources(prefix: str = "test", **overrides: Any) -> AwsResources:
         queue_names={queue.logical_id: f"{prefix}-{queue.logical_id}" for queue in ALL_QUEUES},
         max_receive_count=overrides.get("MAX_RECEIVE_COUNT", Settings().MAX_RECEIVE_COUNT),
         worker_timeout_seconds=TEST_WORKER_TIMEOUT_SECONDS,
+    )
+    names.update(
+        ensure_notify_queues(
+            sqs,
+            queue_names={q.logical_id: f"{prefix}-{q.logical_id}" for q in NOTIFY_QUEUES},
+            max_attempts=overrides.get("NOTIFY_MAX_ATTEMPTS", Settings().NOTIFY_MAX_ATTEMPTS),
+            notifier_timeout_seconds=DEFAULT_NOTIFIER_TIMEOUT_SECONDS,
+        )
     )
     kms = boto3.client("kms", region_name="us-east-1")
     names["CREDENTIALS_KEY_ID"] = ensure_credentials_key(kms)

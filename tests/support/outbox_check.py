@@ -10,7 +10,11 @@ Promises checked, per world:
   with the same body;
 * per post, the bus saw the events in commit order (first occurrences);
 * nothing else reached the bus (no event for a change that was not committed);
-* each post's last post event carries the status the API answers now.
+* each post's last post event carries the status the API answers now;
+* notifications (issue 14): every user of the world has an endpoint for every type, which
+  answers 5xx, 429 or times out on some tries (at most :data:`MAX_ENDPOINT_FAILURES` per
+  event); every expected event reaches its owner's endpoint, accepted once under its own
+  ``event_id``, signed; a repeat carries the same id and body; none reaches the notify DLQ.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from typing import Any
 
 from scheduled_posts.data.event_bus import EventBus
 from scheduled_posts.lifecycle.events import derive_events
-from scheduled_posts.models.events import BaseEvent, PostEvent, event_body
+from scheduled_posts.models.events import BaseEvent, EventType, PostEvent, event_body
+from scheduled_posts.models.notifications import NotificationEndpoint
+from tests.support.notify import NotifyRig
 from tests.support.outbox import build_relay
+from tests.support.receiver import Answer, FakeReceiver
 
 #: Chance that the relay crashes at each of its three points, per record try.
 CRASH_RATE = 0.05
@@ -33,6 +40,98 @@ MAX_CRASHES_PER_RECORD = 2
 MAX_POLLS = 5_000
 #: Polls without progress after which the relay counts as stuck (a record failing for good).
 MAX_IDLE_POLLS = 20
+#: Chance that a notification try fails (5xx, 429 or a timeout), and the most failures per
+#: event (below ``NOTIFY_MAX_ATTEMPTS``, so every notification is delivered in the end).
+ENDPOINT_FAILURE_RATE = 0.3
+MAX_ENDPOINT_FAILURES = 3
+_ENDPOINT_FAILURES = (
+    Answer.error(503),
+    Answer.error(500),
+    Answer.rate_limited("2"),
+    Answer.timeout(),
+)
+
+
+def _endpoint_url(user: str) -> str:
+    return f"https://notify.example.com/{user}"
+
+
+def _notifications(world: Any, rng: random.Random) -> tuple[NotifyRig, FakeReceiver]:
+    """An endpoint per user of ``world`` for every event type, a flaky receiver behind them,
+    and the rig that fans out to them and sends."""
+    receiver = FakeReceiver(world.clock)
+    failures: Counter[str] = Counter()
+
+    def flaky(url: str, key: str | None, payload: dict[str, Any] | None) -> Answer | None:
+        if key is None or failures[key] >= MAX_ENDPOINT_FAILURES:
+            return None
+        if rng.random() < ENDPOINT_FAILURE_RATE:
+            failures[key] += 1
+            return rng.choice(_ENDPOINT_FAILURES)
+        return None
+
+    receiver.responder = flaky
+    rig = NotifyRig(
+        world.settings,
+        world.aws.sqs,
+        world.clock,
+        transport=receiver,
+        resolver=receiver.resolver,
+        uniform=lambda low, high: low,  # the shortest backoff (1 s): the world's time is spent
+    )
+    for user in sorted({p.user for p in world.posts}):
+        endpoint = NotificationEndpoint(
+            endpoint_id=f"notify-{user}",
+            owner=user,
+            url=_endpoint_url(user),
+            event_types=tuple(sorted(e.value for e in EventType)),
+            signing_secret=f"whsec_{user}",
+            created_at=world.clock.now(),
+        )
+        rig.endpoints.put_new(endpoint, max_endpoints=100)
+        receiver.add_secret(endpoint.url, endpoint.signing_secret)
+    return rig, receiver
+
+
+def _check_notifications(
+    world: Any,
+    rig: NotifyRig,
+    receiver: FakeReceiver,
+    expected: dict[str, BaseEvent],
+    totals: Counter[str],
+) -> list[str]:
+    """Drain the notifier (1 s steps, so retries become visible), then compare what the
+    endpoints accepted with the expected events."""
+    totals["notifications_received"] = rig.drain(step_seconds=2, rounds=2_000)
+    problems: list[str] = []
+    users = {p.user for p in world.posts}
+    want = {i for i, e in expected.items() if e.owner in users}
+    accepted = receiver.accepted_keys()
+    totals["notifications_expected"] = len(want)
+    totals["notifications_accepted"] = len(accepted)
+    totals["notification_failures_injected"] = sum(
+        1 for r in receiver.requests if not r.answer.succeeds
+    )
+    totals["notification_duplicates"] = receiver.raw_resends()
+    if accepted != want:
+        problems.append(
+            f"notify: {len(want - accepted)} event(s) never delivered "
+            f"({sorted(want - accepted)[:3]}), {len(accepted - want)} never committed"
+        )
+    for key in accepted:
+        request = receiver.accepted_request(key)
+        assert request is not None
+        owner = expected[key].owner if key in expected else None
+        if request.url != _endpoint_url(str(owner)):
+            problems.append(f"notify: event {key} reached {request.url}, owner {owner}")
+        bodies = {r.body for r in receiver.requests_for(key)}
+        if len(bodies) != 1:
+            problems.append(f"notify: event {key} sent with {len(bodies)} bodies")
+    if receiver.bad_signatures():
+        problems.append(f"notify: {len(receiver.bad_signatures())} request(s) badly signed")
+    if rig.dead_letters():
+        problems.append("notify: notifications reached the notify DLQ")
+    return problems
 
 
 class RelayCrash(Exception):
@@ -97,16 +196,25 @@ def _committed(rig: Any) -> list[tuple[str, list[BaseEvent]]]:
 
 
 def check_outbox(
-    world: Any, *, tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None
+    world: Any,
+    *,
+    tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
+    notify_tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
 ) -> tuple[Counter[str], list[str]]:
     """Relay ``world``'s stream with crashes injected; (totals, problems). ``tamper`` rewrites
-    what the bus is given (to show that the check catches a relay that loses or reorders)."""
+    what the bus is given, ``notify_tamper`` what the notification fan-out is given (to show
+    that the check catches a relay that loses or reorders)."""
     totals: Counter[str] = Counter()
     problems: list[str] = []
     crashes: Counter[str] = Counter()
     rng = random.Random(f"outbox-{world.seed}")
     bus = CrashingBus(world.settings.EVENT_BUS_NAME, rng, crashes, tamper)
     rig = build_relay(world.settings, world.clock, bus=bus)
+    notify, receiver = _notifications(world, random.Random(f"notify-{world.seed}"))
+    fanout = notify.fanout
+    rig.relay.notify = (
+        fanout if notify_tamper is None else (lambda events: fanout(notify_tamper(events)))
+    )
     feed_put = rig.feed.put
 
     def crashing_feed_put(event: BaseEvent, **kwargs: Any) -> None:
@@ -173,4 +281,5 @@ def check_outbox(
             problems.append(
                 f"outbox: post {post.schedule_id}: last event {last}, status {got.json['status']}"
             )
+    problems += _check_notifications(world, notify, receiver, expected, totals)
     return totals, problems

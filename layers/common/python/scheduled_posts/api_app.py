@@ -18,6 +18,7 @@ from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
+from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
@@ -89,6 +90,13 @@ class ApiDependencies:
     @cached_property
     def channels(self) -> ChannelRepository:
         return ChannelRepository(
+            posts_table_name=self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb
+        )
+
+    @cached_property
+    def notification_endpoints(self) -> NotificationEndpointRepository:
+        """Notification endpoints (issue 14)."""
+        return NotificationEndpointRepository(
             posts_table_name=self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb
         )
 

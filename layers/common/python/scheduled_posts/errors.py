@@ -30,6 +30,10 @@ class ChannelNotFoundError(NotFoundError):
     """No channel with that id for this caller."""
 
 
+class NotificationEndpointNotFoundError(NotFoundError):
+    """No notification endpoint with that id for this caller."""
+
+
 class StateConflictError(ServiceError):
     """The post's state does not allow the request (e.g. PATCH on a published post)."""
 

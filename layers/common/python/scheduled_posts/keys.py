@@ -39,6 +39,16 @@ def channel_sk(channel_id: str) -> str:
 CHANNEL_COUNT_SK = "COUNT#CHANNELS"
 
 
+def notification_endpoint_sk(endpoint_id: str) -> str:
+    return f"NOTIFY#{endpoint_id}"
+
+
+#: The sort-key prefix of notification endpoints under ``OWNER#<sub>`` (issue 14).
+NOTIFICATION_ENDPOINT_PREFIX = "NOTIFY#"
+#: The per-user notification endpoint counter item (``n``).
+NOTIFICATION_ENDPOINT_COUNT_SK = "COUNT#NOTIFY"
+
+
 def owner_posts_gsi_pk(owner: str) -> str:
     return f"OWNER#{owner}#POST"
 

@@ -80,6 +80,17 @@ class Settings(BaseModel):
     #: Secrets Manager and passes ``CURSOR_SECRET_ARN`` instead.
     CURSOR_SECRET: str = ""
     CURSOR_SECRET_ARN: str = ""
+    #: Notification endpoints (issue 14, ``docs/events.md``): the notify queue and its DLQ,
+    #: deliveries per notification before the DLQ (the queue's ``maxReceiveCount``), one
+    #: request's wall-clock bound, the backoff between tries (full jitter; the cap stays within
+    #: the 12 h SQS visibility ceiling) and endpoints per user.
+    NOTIFY_QUEUE_URL: str = ""
+    NOTIFY_DLQ_URL: str = ""
+    NOTIFY_MAX_ATTEMPTS: int = Field(8, ge=1, le=1000)
+    NOTIFY_TIMEOUT_SECONDS: float = Field(5.0, gt=0, le=30)
+    NOTIFY_RETRY_BASE_SECONDS: float = Field(30.0, gt=0)
+    NOTIFY_RETRY_CAP_SECONDS: float = Field(3600.0, gt=0, le=43_200)
+    MAX_NOTIFICATION_ENDPOINTS_PER_USER: int = Field(10, ge=1, le=1000)
 
     @field_validator("OUTBOUND_ALLOWED_ORIGINS", "WEBHOOK_ALLOWED_ORIGINS")
     @classmethod
@@ -99,6 +110,8 @@ class Settings(BaseModel):
     def _check_retry(self) -> Settings:
         if self.RETRY_CAP_SECONDS < self.RETRY_BASE_SECONDS:
             raise ValueError("RETRY_CAP_SECONDS must be >= RETRY_BASE_SECONDS")
+        if self.NOTIFY_RETRY_CAP_SECONDS < self.NOTIFY_RETRY_BASE_SECONDS:
+            raise ValueError("NOTIFY_RETRY_CAP_SECONDS must be >= NOTIFY_RETRY_BASE_SECONDS")
         if self.RETRY_AFTER_CAP_SECONDS < self.RETRY_AFTER_FLOOR_SECONDS:
             raise ValueError("RETRY_AFTER_CAP_SECONDS must be >= RETRY_AFTER_FLOOR_SECONDS")
         return self

@@ -95,6 +95,12 @@ class QueueDef:
 DISPATCH_DLQ = QueueDef("DispatchDLQ", "DISPATCH_DLQ_URL", retention_days=14)
 DISPATCH_QUEUE = QueueDef("DispatchQueue", "DISPATCH_QUEUE_URL", dead_letter="DispatchDLQ")
 ALL_QUEUES: tuple[QueueDef, ...] = (DISPATCH_DLQ, DISPATCH_QUEUE)
+#: Notifications to users' endpoints (issue 14): the relay sends, the notifier consumes; after
+#: ``NOTIFY_MAX_ATTEMPTS`` receives a message moves to the DLQ. Sized apart from the dispatch
+#: queues (their own receive count and visibility), so not in :data:`ALL_QUEUES`.
+NOTIFY_DLQ = QueueDef("NotifyDLQ", "NOTIFY_DLQ_URL", retention_days=14)
+NOTIFY_QUEUE = QueueDef("NotifyQueue", "NOTIFY_QUEUE_URL", dead_letter="NotifyDLQ")
+NOTIFY_QUEUES: tuple[QueueDef, ...] = (NOTIFY_DLQ, NOTIFY_QUEUE)
 
 
 def create_table_request(table: TableDef, table_name: str) -> dict[str, object]:

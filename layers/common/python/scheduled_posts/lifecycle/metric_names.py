@@ -35,6 +35,14 @@ class Metric(StrEnum):
     EVENTS_RELAYED = "EventsRelayed"
     #: Seconds from an event's commit (``occurred_at``) to the relay having sent it.
     EVENT_RELAY_LAG_SECONDS = "EventRelayLagSeconds"
+    #: Notifications (issue 14): put on the notify queue by the relay, delivered (2xx) by the
+    #: notifier, tried again later, sent to the notify DLQ; seconds from ``occurred_at`` to
+    #: the endpoint's 2xx.
+    NOTIFICATIONS_ENQUEUED = "NotificationsEnqueued"
+    NOTIFICATIONS_DELIVERED = "NotificationsDelivered"
+    NOTIFICATIONS_RETRIED = "NotificationsRetried"
+    NOTIFICATIONS_DEAD_LETTERED = "NotificationsDeadLettered"
+    NOTIFICATION_LAG_SECONDS = "NotificationLagSeconds"
 
     @property
     def unit(self) -> str:

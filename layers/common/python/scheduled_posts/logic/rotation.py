@@ -16,7 +16,7 @@ is signed afresh, so this tolerance does not depend on retry delays.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
@@ -29,6 +29,38 @@ from scheduled_posts.settings import Settings
 #: Most secrets valid at once (the current one included): each is one ``v1=`` of 64 hex
 #: characters in ``X-Signature``, and a receiver's header limit is usually 8 KiB.
 MAX_VALID_SECRETS = 5
+
+
+def secrets_kept_on_rotation(
+    current_secret: str,
+    valid_previous: list[PreviousSecret],
+    *,
+    now: datetime,
+    overlap_seconds: int,
+    revoke_previous: bool,
+) -> list[PreviousSecret]:
+    """The replaced secrets to keep when ``current_secret`` is replaced at ``now``, newest
+    first: ``current_secret`` valid ``overlap_seconds`` more, then ``valid_previous`` (those
+    still in their overlap); none with ``revoke_previous`` or a zero overlap. Shared by
+    channels and notification endpoints (issue 14). Pure.
+
+    Raises
+    ------
+    StateConflictError
+        When :data:`MAX_VALID_SECRETS` secrets would be valid at once (409).
+    """
+    if revoke_previous or overlap_seconds == 0:
+        return []
+    replaced = PreviousSecret(
+        secret=current_secret, expires_at=now + timedelta(seconds=overlap_seconds)
+    )
+    previous = [replaced, *valid_previous]
+    if len(previous) + 1 > MAX_VALID_SECRETS:
+        raise StateConflictError(
+            f"{MAX_VALID_SECRETS} secrets are already valid; wait for the oldest overlap "
+            'to end, or rotate with {"revoke_previous": true}'
+        )
+    return previous
 
 
 def rotate_signing_secret(
@@ -63,20 +95,13 @@ def rotate_signing_secret(
             "deliveries are signed. To replace this channel's credentials, PATCH the channel."
         )
     now = clock.now()
-    previous: list[PreviousSecret] = []
-    if not revoke_previous:
-        replaced = PreviousSecret(
-            secret=channel.signing_secret,
-            expires_at=now + timedelta(seconds=settings.SECRET_OVERLAP_SECONDS),
-        )
-        previous = [replaced, *channel.valid_previous_secrets(now)]
-        if settings.SECRET_OVERLAP_SECONDS == 0:
-            previous = []
-        if len(previous) + 1 > MAX_VALID_SECRETS:
-            raise StateConflictError(
-                f"{MAX_VALID_SECRETS} secrets are already valid; wait for the oldest overlap "
-                'to end, or rotate with {"revoke_previous": true}'
-            )
+    previous = secrets_kept_on_rotation(
+        channel.signing_secret,
+        channel.valid_previous_secrets(now),
+        now=now,
+        overlap_seconds=settings.SECRET_OVERLAP_SECONDS,
+        revoke_previous=revoke_previous,
+    )
     rotated = channels.rotate_secret(
         owner,
         channel_id,

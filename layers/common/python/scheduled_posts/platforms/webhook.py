@@ -529,6 +529,48 @@ class WebhookAdapter:
         response = self._send(destination, body, headers)
         return self._outcome(response, now=now)
 
+    def post_signed(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        secrets: list[str],
+        idempotency_key: str,
+        now: datetime,
+    ) -> TransportResponse:
+        """POST ``body`` to ``url`` signed at ``now`` exactly as :meth:`deliver` signs (the
+        notification endpoints' sender, issue 14): the URL policy checked again, the same
+        headers (``Idempotency-Key``, ``X-Signature`` with one ``v1`` per secret), the same
+        transport bounds. Returns the answer whatever its status.
+
+        Raises
+        ------
+        UnsafeDestinationError
+            The URL policy refuses ``url`` now (not retryable).
+        RetryableDeliveryError
+            The host does not resolve now, a timeout or a connection error (the message starts
+            with an :class:`AttemptError` word).
+        """
+        settings = self.settings
+        try:
+            destination = check_destination(
+                url,
+                allowed_origins=settings.allowed_origins,
+                resolver=self.resolver,
+                allowed_ports=settings.allowed_ports,
+                refused_ports=settings.refused_ports,
+            )
+        except UnresolvableDestinationError as exc:
+            raise RetryableDeliveryError(f"{AttemptError.DNS_ERROR}: {exc}") from exc
+        headers = {
+            "Host": destination.host_header,
+            "Content-Type": "application/json",
+            "Idempotency-Key": idempotency_key,
+            SIGNATURE_HEADER: sign(secrets, math.floor(now.timestamp()), body),
+            "User-Agent": self.user_agent,
+        }
+        return self._send(destination, body, headers)
+
     def _send(
         self, destination: Destination, body: bytes, headers: Mapping[str, str]
     ) -> TransportResponse:
