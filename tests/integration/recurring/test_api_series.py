@@ -311,3 +311,31 @@ def test_patch_content_reaches_occurrences_due_but_not_yet_claimed(world: World)
     assert answer.status == 200
     assert len(overdue) == 3
     assert {p["content"] for p in world.posts(sid, "scheduled")} == {"new"}
+
+
+def test_patch_after_one_that_stopped_halfway_finishes_the_first_change(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a PATCH of the rule and content that saved the series but stopped before it
+    # cancelled the old rule's occurrences (its client sees a 500 and sends it again)
+    sid = world.create(cron="0 9 * * *")["series_id"]
+    original = occurrences.apply_change
+
+    def crash(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("the request stopped here (test)")
+
+    monkeypatch.setattr(occurrences, "apply_change", crash)
+    body = {"cron": "30 18 * * *", "content": "evenings"}
+    first = world.alice.patch(f"{SERIES}/{sid}", body)
+    monkeypatch.setattr(occurrences, "apply_change", original)
+    # When the same PATCH is sent again before any materializer run
+    again = world.alice.patch(f"{SERIES}/{sid}", body)
+    # Then the second one finished the first change too: nothing of the 09:00 rule is still
+    # scheduled, and every scheduled occurrence has the new content
+    assert (first.status, again.status) == (500, 200)
+    assert world.publish_times(sid) == [
+        "2026-11-29T18:30:00.000Z",
+        "2026-11-30T18:30:00.000Z",
+    ]
+    assert {p["content"] for p in world.posts(sid, "scheduled")} == {"evenings"}
+    assert len(world.posts(sid, "cancelled")) == 2

@@ -385,11 +385,15 @@ def _change(
 
     The saved series records the old one as ``superseded`` (and an index entry due now), so
     when this request stops halfway the materializer finishes the change; whoever finishes it
-    clears the record.
+    clears the record. A series that still records an unfinished change (a request that
+    stopped halfway, then this one before any materializer run) has that change finished
+    first: the record holds one old version, so saving over it would leave the older
+    version's occurrences scheduled under their old rule and content.
     """
     expected = parse_if_match(if_match)
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         series = _open(owner, series_id, deps, expected)
+        materialize.apply_superseded(series, deps.materialize)
         now = deps.clock.now()
         new: Series = build(series, now)
         new = new.model_copy(
