@@ -6,19 +6,29 @@ thousand posts). :func:`fast_moto_transactions` keeps the semantics (all or noth
 conditions are moto's own) by backing up only the items the transaction touches and restoring
 them on any failure. It changes the emulator only, never the service; moto computes its GSIs from
 the items at query time, so restoring items restores the indexes too.
+
+It also makes moto's writes atomic across threads (the fault runner, ``tests.faults.run``, writes
+from several threads and, unlike a pytest session, has no per-request lock): moto numbers a
+stream record ``len(records) + start`` before it builds and appends it, so two concurrent writes
+could share one sequence number (DynamoDB never does: a shard's numbers only grow), and the
+outbox feed, keyed by sequence number, could keep one of two events of a post. One re-entrant
+lock now holds each write, its condition check and its stream record.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 from unittest import mock
 
 
 @contextlib.contextmanager
 def fast_moto_transactions() -> Iterator[None]:
-    """Make moto's ``TransactWriteItems`` back up only the items it touches.
+    """Make moto's ``TransactWriteItems`` back up only the items it touches, and every write
+    (with its stream record) atomic across threads.
 
     moto 5.2.5 deep-copies every table a transaction names, once per item, so the rollback
     costs grow with the whole table (a quarter of a world's CPU at 50 posts). This keeps its
@@ -27,7 +37,7 @@ def fast_moto_transactions() -> Iterator[None]:
     """
     from moto.dynamodb import models
     from moto.dynamodb.models.dynamo_type import DynamoType
-    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.models.table import StreamShard, Table
 
     real_copy = models.copy
     original = models.DynamoDBBackend.transact_write_items
@@ -81,8 +91,25 @@ def fast_moto_transactions() -> Iterator[None]:
                     table.items[h][r] = old
             raise
 
-    with (
-        mock.patch.object(models, "copy", _Copy()),
-        mock.patch.object(models.DynamoDBBackend, "transact_write_items", transact),
-    ):
+    lock = threading.RLock()
+
+    def serialised(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return method(*args, **kwargs)
+
+        return locked
+
+    backend = models.DynamoDBBackend
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(models, "copy", _Copy()))
+        stack.enter_context(
+            mock.patch.object(backend, "transact_write_items", serialised(transact))
+        )
+        for name in ("put_item", "update_item", "delete_item"):
+            stack.enter_context(
+                mock.patch.object(backend, name, serialised(getattr(backend, name)))
+            )
+        stack.enter_context(mock.patch.object(StreamShard, "add", serialised(StreamShard.add)))
         yield

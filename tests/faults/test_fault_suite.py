@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
+from unittest import mock
 
 import boto3
 import pytest
@@ -271,6 +273,53 @@ def test_fast_moto_transactions_failed_transaction_leaves_no_stream_record() -> 
         records = streams.get_records(ShardIterator=iterator)["Records"]
     # Then only the committed put is in the stream
     assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in records] == ["c"]
+
+
+def test_fast_moto_transactions_concurrent_writes_get_distinct_sequence_numbers() -> None:
+    # Given a streamed table, written through moto's backend (as the fault runner's threads
+    # reach it: the runner has no per-request lock, unlike this test session), and a second
+    # write started while moto builds the first write's stream record (numbered, not appended)
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models import table as moto_table
+
+    real_record = moto_table.StreamRecord
+    others: list[threading.Thread] = []
+
+    def record(*args: Any, **kwargs: Any) -> Any:
+        if not others:
+            others.append(threading.Thread(target=backend.put_item, args=("t", {"pk": {"S": "b"}})))
+            others[0].start()
+            others[0].join(timeout=0.5)  # without the lock the second write finishes here
+        return real_record(*args, **kwargs)
+
+    with fast_moto_transactions(), mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        created = client.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )
+        backend = dynamodb_backends[created["TableDescription"]["TableArn"].split(":")[4]][
+            "us-east-1"
+        ]
+        # When two writes run at once
+        with mock.patch.object(moto_table, "StreamRecord", record):
+            backend.put_item("t", {"pk": {"S": "a"}})
+            others[0].join()
+        streams = streams_client()
+        arn = created["TableDescription"]["LatestStreamArn"]
+        (shard,) = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        iterator = streams.get_shard_iterator(
+            StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+        )["ShardIterator"]
+        records = streams.get_records(ShardIterator=iterator)["Records"]
+    # Then each has its own record, numbered in the order the stream holds them (as DynamoDB
+    # numbers a shard's records; the outbox feed is keyed by these numbers)
+    numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in records) == ["a", "b"]
+    assert numbers == sorted(set(numbers)) and len(numbers) == 2
 
 
 def test_network_check_reports_a_second_status_on_mastodon(pds_url: str) -> None:
