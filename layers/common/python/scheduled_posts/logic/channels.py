@@ -42,7 +42,18 @@ def new_signing_secret() -> str:
     return SIGNING_SECRET_PREFIX + secrets.token_hex(32)
 
 
-def _check_webhook_url(url: str, *, settings: Settings, resolver: Resolver) -> None:
+def check_outbound_url(
+    url: str, *, settings: Settings, resolver: Resolver, subject: str = "channel"
+) -> None:
+    """Refuse ``url`` unless the outbound URL policy allows it (``platforms/url_policy.py``:
+    ``OUTBOUND_ALLOWED_ORIGINS``, allowed and refused ports, no private addresses); used for
+    webhook channels and notification endpoints (``subject`` names which in the message).
+
+    Raises
+    ------
+    ValidationFailedError
+        (422 at ``["body", "url"]``, type ``unsafe_destination``) with the policy's reason.
+    """
     try:
         check_destination(
             url,
@@ -53,7 +64,7 @@ def _check_webhook_url(url: str, *, settings: Settings, resolver: Resolver) -> N
         )
     except UnsafeDestinationError as exc:
         raise ValidationFailedError(
-            "the channel URL is not allowed",
+            f"the {subject} URL is not allowed",
             [{"loc": ["body", "url"], "msg": str(exc), "type": "unsafe_destination"}],
         ) from exc
 
@@ -145,7 +156,7 @@ def create_channel(
         created_at=clock.now(),
     )
     if request.platform == Platform.WEBHOOK:
-        _check_webhook_url(request.url or "", settings=settings, resolver=resolver)
+        check_outbound_url(request.url or "", settings=settings, resolver=resolver)
     else:
         checker = checker or CredentialChecker(settings, resolver=resolver)
         if channel_secrets is None:
@@ -204,7 +215,7 @@ def update_channel(
         updates["rate_limit_per_minute"] = patch.rate_limit_per_minute
     updated = channel.model_copy(update=updates)
     if channel.platform == Platform.WEBHOOK and patch.url is not None:
-        _check_webhook_url(patch.url, settings=settings, resolver=resolver)
+        check_outbound_url(patch.url, settings=settings, resolver=resolver)
         updated = updated.model_copy(update={"url": patch.url})
     elif given:
         checker = checker or CredentialChecker(settings, resolver=resolver)

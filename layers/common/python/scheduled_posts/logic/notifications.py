@@ -14,40 +14,13 @@ import uuid
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
-from scheduled_posts.errors import NotificationEndpointNotFoundError, ValidationFailedError
-from scheduled_posts.logic.channels import new_signing_secret
+from scheduled_posts.errors import NotificationEndpointNotFoundError
+from scheduled_posts.logic.channels import check_outbound_url, new_signing_secret
 from scheduled_posts.logic.rotation import secrets_kept_on_rotation
 from scheduled_posts.models.notifications import NotificationEndpoint, NotificationEndpointCreate
 from scheduled_posts.observability import logger
-from scheduled_posts.platforms.url_policy import (
-    Resolver,
-    UnsafeDestinationError,
-    check_destination,
-)
+from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
-
-
-def check_endpoint_url(url: str, *, settings: Settings, resolver: Resolver) -> None:
-    """Refuse ``url`` unless the outbound URL policy allows it (the webhook channels' rule).
-
-    Raises
-    ------
-    ValidationFailedError
-        (422 at ``["body", "url"]``, type ``unsafe_destination``) with the policy's reason.
-    """
-    try:
-        check_destination(
-            url,
-            allowed_origins=settings.allowed_origins,
-            resolver=resolver,
-            allowed_ports=settings.allowed_ports,
-            refused_ports=settings.refused_ports,
-        )
-    except UnsafeDestinationError as exc:
-        raise ValidationFailedError(
-            "the notification endpoint URL is not allowed",
-            [{"loc": ["body", "url"], "msg": str(exc), "type": "unsafe_destination"}],
-        ) from exc
 
 
 def create_endpoint(
@@ -68,7 +41,9 @@ def create_endpoint(
     LimitExceededError
         (429) The owner has ``MAX_NOTIFICATION_ENDPOINTS_PER_USER`` endpoints.
     """
-    check_endpoint_url(request.url, settings=settings, resolver=resolver)
+    check_outbound_url(
+        request.url, settings=settings, resolver=resolver, subject="notification endpoint"
+    )
     endpoint = NotificationEndpoint(
         endpoint_id=str(uuid.uuid4()),
         owner=owner,
