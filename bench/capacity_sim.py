@@ -19,6 +19,14 @@ A small, deterministic (seeded) discrete-event simulation of the deployed fire p
    and the claim, then the webhook call (seeded log-normal latency), then the final writes. A new
    execution environment adds a cold start. Every DynamoDB write is charged against its table's
    write throughput in one-second bins; a request that finds its second full waits for the next.
+5. **Outbox relay** (issue 14). The posts table's stream is the outbox: it adds no write unit
+   to the post's own writes, and stream reads by a Lambda trigger are free. The relay writes one
+   feed item per outcome event into the posts table (``GET /v1/events``): ``post.claimed`` after
+   the claim, ``delivery.published`` and ``post.published`` after the final write, each charged
+   to the posts table's bins ``relay_delay_s`` after its commit. They are off the publish path
+   (no post waits for them) but share the table's write throughput with the worker, so later
+   posts' writes wait for them. The feed items' replicated writes to the ``by_owner`` index go
+   to the index's own throughput and are not modelled.
 
 Lag is measured when the webhook answers (what a reader of the destination sees). The model
 never delivers early: a message is never visible before its ``publish_at``. Every documented
@@ -155,6 +163,16 @@ class Assumptions:
     idempotency_write_units_after_send: float = 1.0
     due_mark_write_units: float = 1.0
     other_lambda_concurrency: int = 0
+    #: Feed items the relay writes to the posts table per post during the burst (issue 14,
+    #: ``docs/decisions.md`` X5): ``post.claimed`` after the claim, then ``delivery.published``
+    #: and ``post.published`` after the final write (``post.scheduled`` was written at create,
+    #: before the minute). Write units per feed item: one (a feed item is under 1 KB;
+    #: ``bench/cost.py`` measures ``relay_write_units`` per post over the whole life).
+    feed_write_units_before_send: float = 1.0
+    feed_write_units_after_send: float = 2.0
+    #: Seconds from a commit to the relay's feed write (Lambda polls a stream shard about four
+    #: times a second; one batch of records, then the bus put, then the feed put).
+    relay_delay_s: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -410,6 +428,7 @@ def simulate(
                 )
                 table_wait += served - cur
                 cur = served
+                posts_table.take(cur + a.relay_delay_s, a.feed_write_units_before_send)
                 if cur < due[p]:
                     early += 1
                 cur += rng.lognormvariate(mu, a.webhook_sigma)
@@ -421,6 +440,7 @@ def simulate(
                 )
                 table_wait += served - cur
                 cur = served
+                posts_table.take(cur + a.relay_delay_s, a.feed_write_units_after_send)
                 batch_end = max(batch_end, cur)
             cur = batch_end
             heapq.heappush(busy, (cur, j - i))

@@ -242,7 +242,8 @@ ROWS: tuple[Row, ...] = (
     Row(
         "watchdog_incomplete",
         "watchdog throttled, or its send refused",
-        "the next watchdog run finds the lease still expired",
+        "the lease stays expired (a refused send hands the new lease back at once); the next "
+        "watchdog run takes it over",
         "≤ `WATCHDOG_INTERVAL_SECONDS` (60 s)",
         lambda t: t.watchdog_interval,
     ),

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from bench.capacity_sim import LIMITS, Config, _SecondBins, simulate
+from bench.capacity_sim import LIMITS, Assumptions, Config, _SecondBins, simulate
 
 SMALL = Config(write_shards=4, sweeper_parallelism=2)
 
@@ -37,6 +37,17 @@ def test_simulate_slow_table_makes_lag_grow() -> None:
     slow = simulate(3000, replace(SMALL, table_write_units_per_s=200.0), seed=1)
     fast = simulate(3000, replace(SMALL, table_write_units_per_s=40_000.0), seed=1)
     assert slow.p99 > fast.p99
+
+
+def test_simulate_feed_writes_share_the_posts_table_and_add_lag_when_it_binds() -> None:
+    # Given a table whose write throughput binds; when the relay's feed writes are left out
+    slow = replace(SMALL, table_write_units_per_s=300.0)
+    no_feed = Assumptions(feed_write_units_before_send=0.0, feed_write_units_after_send=0.0)
+    with_feed = simulate(3000, slow, seed=1)
+    without = simulate(3000, slow, assumptions=no_feed, seed=1)
+    # Then the posts wait longer with the feed items than without them
+    assert with_feed.table_wait_s_total > without.table_wait_s_total
+    assert with_feed.p99 > without.p99
 
 
 def test_simulate_concurrency_never_exceeds_maximum_concurrency() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+from scheduled_posts.errors import QueueSendError
 from scheduled_posts.logic.watchdog import rescue_expired_leases
 from tests.integration.dispatch.conftest import FirePath
 
@@ -27,5 +28,38 @@ def test_watchdog_expired_lease_taken_over_once_with_new_token(fire: FirePath) -
     assert second.taken_over == []  # the new lease is fresh
     token = fire.read(post).lease_token
     assert token not in (None, "old")
+    messages = fire.driver.receive(10)
+    assert [json.loads(m["Body"])["lease_token"] for m in messages] == [token]
+
+
+class _RefusingQueue:
+    """A dispatch queue whose SendMessage fails (SQS unavailable), as ``DispatchQueue.send``
+    reports it."""
+
+    def send(self, message: object, delay_seconds: int = 0) -> None:
+        raise QueueSendError("SendMessage failed: unavailable")
+
+
+def test_watchdog_send_refused_hands_the_lease_back_so_the_next_run_takes_over(
+    fire: FirePath,
+) -> None:
+    fire.channel("c1")
+    post = fire.post(fire.clock.now(), ["c1"])
+    now = fire.clock.now()
+    fire.store.claim(post, lease_token="old", lease_expires_at=now + timedelta(seconds=60), now=now)
+    fire.clock.advance(61)
+    refused = rescue_expired_leases(
+        fire.settings,
+        queue=_RefusingQueue(),
+        clock=fire.clock,  # type: ignore[arg-type]
+    )
+    assert (refused.taken_over, refused.send_failures) == ([], 1)
+    stored = fire.read(post)
+    assert stored.lease_token != "old"  # taken over, then handed back: it expires now
+    assert stored.lease_expires_at == fire.clock.now()
+    fire.clock.advance(fire.settings.WATCHDOG_INTERVAL_SECONDS)
+    again = rescue_expired_leases(fire.settings, clock=fire.clock)
+    assert again.taken_over == [post.schedule_id]  # one interval later, not a whole lease later
+    token = fire.read(post).lease_token
     messages = fire.driver.receive(10)
     assert [json.loads(m["Body"])["lease_token"] for m in messages] == [token]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from scheduled_posts.clock import format_instant
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.outcomes import Completion
 from scheduled_posts.lifecycle.reasons import StatusReason
@@ -57,6 +58,7 @@ CALLS = {
     "take_over": lambda p: transitions.renew_lease(
         p, new_token="t2", lease_expires_at=LEASE_END, now=NOW, take_over=True
     ),
+    "hand_back_lease": lambda p: transitions.hand_back_lease(p, now=NOW),
     "record_round": lambda p: transitions.record_round(
         p, deliveries={}, now=NOW, lease_expires_at=LEASE_END
     ),
@@ -124,6 +126,14 @@ def test_renew_and_take_over_replace_the_token_guarded_by_the_old_one(arrow: str
     assert change.arrow == arrow
     assert change.guard == Guard(PostStatus.PUBLISHING, lease_token="old")
     assert change.sets[("lease_token",)] == "t2"
+    assert ("status",) not in change.sets
+
+
+def test_hand_back_lease_expires_the_holders_lease_now_and_keeps_its_token() -> None:
+    change = CALLS["hand_back_lease"](post(PostStatus.PUBLISHING, lease_token="old"))
+    assert change.guard == Guard(PostStatus.PUBLISHING, lease_token="old")
+    assert change.sets[("lease_expires_at",)] == format_instant(NOW)
+    assert ("lease_token",) not in change.sets
     assert ("status",) not in change.sets
 
 

@@ -192,6 +192,10 @@ class PostStore(TableStore):
         )
         return self.apply(change)
 
+    def hand_back_lease(self, post: Post, *, now: datetime) -> Post | None:
+        """:func:`transitions.hand_back_lease`; None when the lease moved on meanwhile."""
+        return self.apply(transitions.hand_back_lease(post, now=now))
+
     def put_attempt(self, schedule_id: str, attempt: Attempt, *, expires_at: int) -> None:
         """Write (or overwrite) one attempt row."""
         self.table.put_item(Item=attempt_item(schedule_id, attempt, expires_at))

@@ -63,6 +63,7 @@ ARROWS: dict[str, Arrow] = {
         _arrow("claim", {_S}, {_P}),
         _arrow("renew_lease", {_P}, {_P}),
         _arrow("take_over", {_P}, {_P}),
+        _arrow("hand_back_lease", {_P}, {_P}),
         _arrow("record_round", {_P}, {_P}),
         _arrow("complete", {_P}, _FINISHED),
         _arrow("fail_dead_lettered", {_S, _P}, {_F}),
@@ -250,6 +251,18 @@ def renew_lease(
         ("updated_at",): format_instant(now),
     }
     return _held("take_over" if take_over else "renew_lease", post, sets)
+
+
+def hand_back_lease(post: Post, *, now: datetime) -> PostChange:
+    """``publishing -> publishing`` with the lease expiring ``now``: the holder gives it up
+    (the watchdog, when the message carrying a lease it just took over could not be sent), so
+    the next watchdog run takes the post over again instead of waiting out a whole
+    ``LEASE_SECONDS``. Guarded by ``status = publishing AND lease_token = <post.lease_token>``."""
+    sets: dict[Path, Any] = {
+        ("lease_expires_at",): format_instant(now),
+        ("updated_at",): format_instant(now),
+    }
+    return _held("hand_back_lease", post, sets)
 
 
 def record_round(

@@ -43,7 +43,8 @@ def rescue_expired_leases(
 ) -> WatchdogResult:
     """Take over every expired lease and re-dispatch its post (see the module docstring).
 
-    A send that fails after the take-over leaves the new lease to expire; the next run retries.
+    A send that fails after the take-over hands the new lease back (it expires ``now``), so the
+    next run takes the post over again: a refused send costs one ``WATCHDOG_INTERVAL_SECONDS``.
     """
     store = store or PostStore(settings.POSTS_TABLE_NAME)
     queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
@@ -84,6 +85,9 @@ def rescue_expired_leases(
             except QueueSendError:
                 result.send_failures += 1
                 logger.exception("watchdog send failed", extra={"schedule_id": schedule_id})
+                # no message carries the new token: expire it now, so the next run (not one
+                # LEASE_SECONDS after it) takes the post over again
+                store.hand_back_lease(taken, now=now)
                 continue
             result.taken_over.append(schedule_id)
             logger.warning("lease taken over", extra={"schedule_id": schedule_id})
