@@ -36,7 +36,7 @@ def _alice_world(fire: FirePath) -> dict[str, Any]:
     """Alice: two channels (one rate-limited), a published post (attempts, delivery record,
     rate item), a post created with an Idempotency-Key, a far scheduled post, a cancelled one,
     an active recurring schedule created with an Idempotency-Key (occurrences, index entry,
-    open-series counter, idempotency record).
+    open-series counter, idempotency record), a notification endpoint.
     Bob: a channel and a post, which must survive."""
     fire.channel("ach-one")
     fire.channel("ach-two")
@@ -63,11 +63,17 @@ def _alice_world(fire: FirePath) -> dict[str, Any]:
         },
         headers={"Idempotency-Key": "k-2"},
     ).json["series_id"]
+    endpoint = alice.post(
+        "/v1/notification-endpoints",
+        {"url": "https://hooks.example.com/alice-notify", "event_types": ["post.published"]},
+    ).json["endpoint_id"]
     fire.channel("bch-one", owner="bob")
     bobs = fire.post(fire.clock.now() + timedelta(days=1), ["bch-one"], owner="bob")
     return {
-        "ids": [published.schedule_id, keyed, far, gone, "ach-one", "ach-two", series],
+        "ids": [published.schedule_id, keyed, far, gone, "ach-one", "ach-two", series, endpoint],
         "bob": bobs.schedule_id,
+        "series": series,
+        "endpoint": endpoint,
     }
 
 
@@ -93,7 +99,7 @@ def test_erase_account_ends_series_so_the_materializer_writes_nothing(api_fire) 
     fire: FirePath = api_fire()
     world = _alice_world(fire)
     alice = ApiClient("alice")
-    assert alice.get("/v1/scheduled-posts", query={"series_id": world["ids"][-1]}).json["items"]
+    assert alice.get("/v1/scheduled-posts", query={"series_id": world["series"]}).json["items"]
 
     assert alice.delete("/v1/me").json == {"status": "done"}
     fire.clock.advance(3 * 86400)
@@ -141,16 +147,18 @@ def test_export_account_has_posts_attempts_and_channels_without_secrets(api_fire
 
     document = answer.json
     assert answer.status == 200 and document["subject"] == "alice"
-    series = [p for p in document["posts"] if p["series_id"] == world["ids"][-1]]
+    series = [p for p in document["posts"] if p["series_id"] == world["series"]]
     assert series and all(p["status"] == "scheduled" for p in series)  # its occurrences
     assert sorted(p["schedule_id"] for p in document["posts"] if p not in series) == sorted(
         world["ids"][:4]
     )
-    assert [s["series_id"] for s in document["recurring_schedules"]] == [world["ids"][-1]]
+    assert [s["series_id"] for s in document["recurring_schedules"]] == [world["series"]]
     assert document["recurring_schedules"][0]["status"] == "active"
     assert document["recurring_schedules"][0]["next_occurrences"]
     published = next(p for p in document["posts"] if p["schedule_id"] == world["ids"][0])
     assert {a["channel_id"] for a in published["attempts"]} == {"ach-one", "ach-two"}
     assert sorted(c["channel_id"] for c in document["channels"]) == ["ach-one", "ach-two"]
+    assert [e["endpoint_id"] for e in document["notification_endpoints"]] == [world["endpoint"]]
+    assert document["notification_endpoints"][0]["url"] == "https://hooks.example.com/alice-notify"
     assert "whsec_" not in answer.raw["body"] and "signing_secret" not in answer.raw["body"]
     assert world["bob"] not in answer.raw["body"]

@@ -29,7 +29,9 @@ from boto3.dynamodb.conditions import Key
 from scheduled_posts import keys
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.channels import channel_from_item
+from scheduled_posts.data.notification_endpoints import endpoint_from_item
 from scheduled_posts.data.posts import attempt_from_item
+from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import Attempt, Channel, Post
 from scheduled_posts.models.series import Series
 
@@ -136,6 +138,15 @@ class AccountStore:
             channel_from_item(item)
             for item in self.owner_items(owner)
             if str(item["sk"]).startswith("CHANNEL#")
+        ]
+
+    def notification_endpoints(self, owner: str) -> list[NotificationEndpoint]:
+        """Every notification endpoint of ``owner`` (signing secrets included: callers must not
+        show them)."""
+        return [
+            endpoint_from_item(item)
+            for item in self.owner_items(owner)
+            if str(item["sk"]).startswith(keys.NOTIFICATION_ENDPOINT_PREFIX)
         ]
 
     def erasure_requested(self, owner: str) -> bool:

@@ -2,7 +2,7 @@
 
 * :func:`export_account` -> ``GET /v1/me/export``: everything the service holds about the caller
   (posts with their deliveries, attempts, recurring schedules, channels without secrets or
-  credentials) as one JSON document.
+  credentials, notification endpoints without signing secrets) as one JSON document.
 * :func:`erase_account` -> ``DELETE /v1/me``: records the request, ends every recurring schedule
   through the normal series delete (so the materializer writes no more occurrences), cancels
   every ``scheduled`` post through the normal cancel path (so a dispatch message already in the
@@ -30,6 +30,7 @@ from scheduled_posts.errors import StateConflictError, VersionConflictError
 from scheduled_posts.logic.posts import PostDeps, cancel_post
 from scheduled_posts.logic.series import SeriesDeps, delete_series, series_out
 from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
+from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.observability import logger
 
@@ -42,8 +43,9 @@ def export_account(
     owner: str, *, store: AccountStore, deps: PostDeps, series_deps: SeriesDeps
 ) -> dict[str, Any]:
     """The caller's data: ``{"subject", "exported_at", "posts": [PostOut + "attempts"],
-    "recurring_schedules": [SeriesOut], "channels": [ChannelOut]}`` (no signing secret, no
-    network credentials or session: ``ChannelOut`` has no field for them)."""
+    "recurring_schedules": [SeriesOut], "channels": [ChannelOut], "notification_endpoints":
+    [NotificationEndpointOut]}`` (no signing secret, no network credentials or session:
+    ``ChannelOut`` and ``NotificationEndpointOut`` have no field for them)."""
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
@@ -54,12 +56,17 @@ def export_account(
     now = deps.clock.now()
     series = [series_out(s, now=now).model_dump(mode="json") for s in store.series(owner)]
     channels = [ChannelOut.of(c).model_dump(mode="json") for c in store.channels(owner)]
+    endpoints = [
+        NotificationEndpointOut.of(e).model_dump(mode="json")
+        for e in store.notification_endpoints(owner)
+    ]
     return {
         "subject": owner,
         "exported_at": format_instant(now),
         "posts": posts,
         "recurring_schedules": series,
         "channels": channels,
+        "notification_endpoints": endpoints,
     }
 
 

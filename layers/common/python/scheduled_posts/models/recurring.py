@@ -29,6 +29,7 @@ from pydantic_core import PydanticCustomError
 from scheduled_posts import recurrence
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.models.api import ChannelIds, ChannelOut, Content, ExportPost, MediaIds
+from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
 #: Most occurrences one preview returns (issue 13).
@@ -284,6 +285,7 @@ class AccountExport(BaseModel):
     posts: list[ExportPost]
     recurring_schedules: list[SeriesOut]
     channels: list[ChannelOut]
+    notification_endpoints: list[NotificationEndpointOut]
 
 
 class SeriesOccurrenceOut(OccurrenceOut):
