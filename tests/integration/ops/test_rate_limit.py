@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 
+import boto3
 import pytest
 
 from scheduled_posts.data.rate_limit import RateLimitStore
@@ -76,3 +77,43 @@ def test_rate_limiter_held_slot_of_current_minute_takes_no_second_slot(fire: Fir
     again = limiter.acquire("c9", limit=5, now=now, held=reserved.slot)
     assert again.may_start(now)
     assert store.starts("c9", reserved.slot or "") == 1
+
+
+def test_rate_limit_reserved_slot_is_used_once_even_when_the_first_holder_dies_after_its_request(
+    make_fire,  # type: ignore[no-untyped-def]
+) -> None:
+    # Given a channel limited to 1 start a minute; the second of two posts due at once reserved
+    # the next minute's slot and waits for it
+    fire: FirePath = make_fire()
+    fire.channel("c1")
+    set_rate_limit(fire, "c1", 1)
+    at = fire.clock.now() + timedelta(seconds=30)
+    fire.post(at, ["c1"])
+    second = fire.post(at + timedelta(milliseconds=1), ["c1"])
+    fire.driver.run_for(32)
+    waiting = fire.read(second)
+    slot = waiting.deliveries["c1"].rate_slot
+    assert slot is not None and waiting.status == PostStatus.PUBLISHING
+    # When, in the slot's minute, one holder of the lease starts on the slot and dies after its
+    # request (its idempotency record lost, its round never saved), and a second holder of the
+    # same lease (a duplicate of the message) starts in the same minute from the same reading
+    fire.clock.advance(
+        (waiting.deliveries["c1"].next_attempt_at - fire.clock.now()).total_seconds()
+    )  # type: ignore[operator]
+    deliverer = fire.publisher().deliverer
+    deliverer.deliver(waiting, "c1", fire.clock.now())
+    key = f"{second.schedule_id}:c1"
+    assert fire.receiver.accepted(key) == 1
+    idempotency = boto3.resource("dynamodb", region_name="us-east-1").Table(
+        fire.settings.IDEMPOTENCY_TABLE_NAME
+    )
+    for item in idempotency.scan()["Items"]:
+        idempotency.delete_item(Key={"id": item["id"]})
+    fire.clock.advance(5)
+    again = deliverer.deliver(waiting, "c1", fire.clock.now())
+    # Then the slot was used once: the second holder waits for a slot of its own, next minute
+    assert fire.receiver.accepted(key) == 1
+    assert len(fire.receiver.requests) == 2  # the first post's and this one's, one per minute
+    assert again.delivery.next_attempt_at is not None
+    assert again.delivery.next_attempt_at > fire.clock.now()
+    assert again.delivery.rate_slot not in (None, slot)

@@ -59,6 +59,9 @@ CALLS = {
         p, new_token="t2", lease_expires_at=LEASE_END, now=NOW, take_over=True
     ),
     "hand_back_lease": lambda p: transitions.hand_back_lease(p, now=NOW),
+    "use_rate_slot": lambda p: transitions.use_rate_slot(
+        p, channel_id="c1", slot="2026-12-01T12:01", now=NOW
+    ),
     "record_round": lambda p: transitions.record_round(
         p, deliveries={}, now=NOW, lease_expires_at=LEASE_END
     ),
@@ -134,6 +137,16 @@ def test_hand_back_lease_expires_the_holders_lease_now_and_keeps_its_token() -> 
     assert change.guard == Guard(PostStatus.PUBLISHING, lease_token="old")
     assert change.sets[("lease_expires_at",)] == format_instant(NOW)
     assert ("lease_token",) not in change.sets
+    assert ("status",) not in change.sets
+
+
+def test_use_rate_slot_clears_the_slot_guarded_by_the_token_and_the_slot_itself() -> None:
+    change = CALLS["use_rate_slot"](post(PostStatus.PUBLISHING, lease_token="old"))
+    path = ("deliveries", "c1", "rate_slot")
+    assert change.guard == Guard(
+        PostStatus.PUBLISHING, lease_token="old", paths=((path, "2026-12-01T12:01"),)
+    )
+    assert change.sets[path] is None
     assert ("status",) not in change.sets
 
 

@@ -135,7 +135,12 @@ class UpdateExpression:
 
     def require_equal(self, attribute: str, value: Any) -> None:
         """Add ``<attribute> = <value>`` to the condition (joined with AND)."""
-        self.conditions.append(f"{self.name(attribute)} = {self.value(value)}")
+        self.require_path_equal((attribute,), value)
+
+    def require_path_equal(self, path: Iterable[str], value: Any) -> None:
+        """Add ``<path> = <value>`` to the condition (``("deliveries", "ch1", "rate_slot")``
+        is ``#n0.#n1.#n2``)."""
+        self.conditions.append(".".join(self.name(p) for p in path) + f" = {self.value(value)}")
 
     def kwargs(self) -> dict[str, Any]:
         """The ``UpdateItem`` (or transaction ``Update``) expression keyword arguments."""

@@ -56,6 +56,8 @@ def render_change(change: PostChange) -> dict[str, Any]:
         builder.require_equal("lease_token", guard.lease_token)
     if guard.status_reason is not None:
         builder.require_equal("status_reason", guard.status_reason)
+    for path, value in guard.paths:
+        builder.require_path_equal(path, value)
     return {"Key": {"pk": keys.post_pk(change.schedule_id), "sk": keys.POST_SK}, **builder.kwargs()}
 
 
@@ -195,6 +197,12 @@ class PostStore(TableStore):
     def hand_back_lease(self, post: Post, *, now: datetime) -> Post | None:
         """:func:`transitions.hand_back_lease`; None when the lease moved on meanwhile."""
         return self.apply(transitions.hand_back_lease(post, now=now))
+
+    def use_rate_slot(self, post: Post, *, channel_id: str, slot: str, now: datetime) -> bool:
+        """:func:`transitions.use_rate_slot`; False when the slot was used (or the lease lost)
+        meanwhile."""
+        change = transitions.use_rate_slot(post, channel_id=channel_id, slot=slot, now=now)
+        return self.apply(change) is not None
 
     def put_attempt(self, schedule_id: str, attempt: Attempt, *, expires_at: int) -> None:
         """Write (or overwrite) one attempt row."""

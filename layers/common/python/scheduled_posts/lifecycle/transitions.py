@@ -64,6 +64,7 @@ ARROWS: dict[str, Arrow] = {
         _arrow("renew_lease", {_P}, {_P}),
         _arrow("take_over", {_P}, {_P}),
         _arrow("hand_back_lease", {_P}, {_P}),
+        _arrow("use_rate_slot", {_P}, {_P}),
         _arrow("record_round", {_P}, {_P}),
         _arrow("complete", {_P}, _FINISHED),
         _arrow("fail_dead_lettered", {_S, _P}, {_F}),
@@ -86,12 +87,14 @@ class Guard:
     """The condition of a change: every field that is not None must equal the stored value.
 
     ``status`` is the expected current status, ``version`` the expected version, ``lease_token``
-    the holder's token, ``status_reason`` the expected reason (DLQ redrive)."""
+    the holder's token, ``status_reason`` the expected reason (DLQ redrive), ``paths`` further
+    document paths and their expected values (a delivery's reserved rate-limit slot)."""
 
     status: PostStatus
     version: int | None = None
     lease_token: str | None = None
     status_reason: str | None = None
+    paths: tuple[tuple[Path, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,20 @@ def hand_back_lease(post: Post, *, now: datetime) -> PostChange:
         ("updated_at",): format_instant(now),
     }
     return _held("hand_back_lease", post, sets)
+
+
+def use_rate_slot(post: Post, *, channel_id: str, slot: str, now: datetime) -> PostChange:
+    """``publishing -> publishing``: the delivery to ``channel_id`` starts on the rate-limit
+    slot it reserved (``slot``, a ``YYYY-MM-DDTHH:MM`` minute), so it is cleared before the
+    request: a worker that dies after the request cannot leave it behind for a retry in the same
+    minute to start on again (one slot, one request). Guarded by the lease token and by
+    ``deliveries.<channel_id>.rate_slot = slot`` (a second holder of the same token, a
+    duplicate message, finds it used and takes a slot of its own)."""
+    _check("use_rate_slot", post.status)
+    path: Path = ("deliveries", channel_id, "rate_slot")
+    guard = Guard(PostStatus.PUBLISHING, lease_token=post.lease_token, paths=((path, slot),))
+    sets: dict[Path, Any] = {path: None, ("updated_at",): format_instant(now)}
+    return PostChange("use_rate_slot", post.schedule_id, PostStatus.PUBLISHING, guard, sets)
 
 
 def record_round(

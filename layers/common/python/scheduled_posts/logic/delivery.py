@@ -136,7 +136,7 @@ class ChannelDeliverer:
         if channel is None:
             return outcomes.skipped(delivery, number=number, started_at=started_at)
         if channel.rate_limit_per_minute:
-            waiting = self._rate_limit_wait(delivery, channel, started_at)
+            waiting = self._rate_limit_wait(post, delivery, channel, started_at)
             if waiting is not None:
                 return waiting
             delivery = delivery.model_copy(update={"rate_slot": None})
@@ -204,15 +204,22 @@ class ChannelDeliverer:
         )
 
     def _rate_limit_wait(
-        self, delivery: Delivery, channel: Channel, now: datetime
+        self, post: Post, delivery: Delivery, channel: Channel, now: datetime
     ) -> ChannelRound | None:
         """None when the delivery holds a slot of the current minute and starts now; otherwise
         the round that makes it wait for its slot (``logic/rate_limit.py``): no attempt used,
-        ``next_attempt_at`` = the slot's minute, never failed for it."""
+        ``next_attempt_at`` = the slot's minute, never failed for it.
+
+        A slot reserved in an earlier round is used up on the post item before the request
+        (:func:`scheduled_posts.lifecycle.transitions.use_rate_slot`); when another holder of
+        the lease used it first, this delivery takes a slot of its own."""
         limit = int(channel.rate_limit_per_minute or 0)
-        decision = self.rate_limiter.acquire(
-            channel.channel_id, limit=limit, now=now, held=delivery.rate_slot
-        )
+        held = delivery.rate_slot
+        decision = self.rate_limiter.acquire(channel.channel_id, limit=limit, now=now, held=held)
+        if decision.may_start(now) and held is not None and decision.slot == held:
+            if self.store.use_rate_slot(post, channel_id=channel.channel_id, slot=held, now=now):
+                return None
+            decision = self.rate_limiter.acquire(channel.channel_id, limit=limit, now=now)
         if decision.may_start(now):
             return None
         wait = (decision.start_at - now).total_seconds()
