@@ -80,9 +80,10 @@ def cost_section(result: dict[str, Any]) -> str:
     rows = []
     for name, m in models.items():
         usd = m["usd_per_million_posts"]
-        rows.append([name, m["write_units_per_post"], m["read_units_per_post"],
-                     usd["api_gateway"], usd["lambda"], usd["dynamodb"], usd["sqs"],
-                     usd["scheduler"], usd["total"], m["fixed_usd_per_month"]])  # fmt: skip
+        rows.append([name, m["write_units_per_post"], m.get("outbox_write_units_per_post", 0),
+                     m["read_units_per_post"], usd["api_gateway"], usd["lambda"],
+                     usd["dynamodb"], usd.get("outbox", 0), usd["sqs"], usd["scheduler"],
+                     usd["total"], m["fixed_usd_per_month"]])  # fmt: skip
     ops = [
         [o["phase"], o["service"], o["operation"], o["calls"], o["billed_requests"],
          o["write_units"], o["read_units"], o["items_read"]]
@@ -94,8 +95,9 @@ def cost_section(result: dict[str, Any]) -> str:
         f"{result['posts']} posts measured ({result['published']} published, "
         f"{result['accepted_deliveries']} accepted deliveries, {result['early_requests']} early); "
         f"mean post item {result['post_item_bytes']} bytes. Prices: {result['prices_taken']}.", "",
-        table(["model", "WCU/post", "RCU/post", "API GW $", "Lambda $", "DynamoDB $", "SQS $",
-               "Scheduler $", "total $ per 1M posts", "fixed $/month"], rows),
+        table(["model", "WCU/post", "outbox feed WCU/post", "RCU/post", "API GW $", "Lambda $",
+               "DynamoDB $ (feed included)", "outbox events $", "SQS $", "Scheduler $",
+               "total $ per 1M posts", "fixed $/month"], rows),
         "", "Requests and units counted in the run (all posts; `sweep`/`watchdog` include every "
         "run in the window, the per-post figures above subtract the idle runs):", "",
         table(["phase", "service", "operation", "calls", "billed requests", "WCU", "RCU",
