@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 from unittest import mock
 
@@ -901,6 +902,7 @@ class World:
                         problems.append(f"{key}: attempt with HTTP {h} the receiver never sent")
                 if delivery["attempts"] < (1 if requests else 0):
                     problems.append(f"{key}: {len(requests)} request(s) but attempts = 0")
+                problems += _rate_limited_used_attempts(key, rows, totals)
             want_status = (
                 "published"
                 if published == len(post.channel_ids)
@@ -1073,6 +1075,26 @@ class World:
             if not got:
                 return bodies
             bodies += [json.loads(m["Body"]) for m in got]
+
+
+def _rate_limited_used_attempts(
+    key: str, rows: list[dict[str, Any]], totals: Counter[str]
+) -> list[str]:
+    """A 429 uses no attempt (``lifecycle/outcomes.plan_retry``): the try after a finished
+    ``rate_limited`` row carries the same attempt number (a lost round leaves only a ``started``
+    row and changes no count either)."""
+    ordered = sorted(rows, key=lambda r: (r["started_at"], r["attempt"]))
+    problems = []
+    for before, after in pairwise(ordered):
+        if before["outcome"] != "rate_limited":
+            continue
+        totals["tries_after_429"] += 1
+        if after["attempt"] != before["attempt"]:
+            problems.append(
+                f"{key}: the try after a 429 (attempt {before['attempt']}) is attempt "
+                f"{after['attempt']}: the 429 used an attempt"
+            )
+    return problems
 
 
 def run_scenario(
