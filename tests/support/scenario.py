@@ -84,6 +84,7 @@ from tests.support.lateness import Delivered, Touch, lateness_problems
 from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
+from tests.support.series_world import SERIES_SETTINGS, WorldSeries
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
@@ -95,6 +96,7 @@ WORLD_SETTINGS: dict[str, Any] = {
     "WRITE_SHARD_COUNT": 2,
     # the networks' stand-in and the reference PDS listen on 127.0.0.1 (tests/support/networks.py)
     "OUTBOUND_ALLOWED_ORIGINS": "http://127.0.0.1",
+    **SERIES_SETTINGS,
 }
 #: How far apart the scenario's publish times spread at most (seconds after the first one).
 PUBLISH_WINDOW_SECONDS = 900
@@ -366,6 +368,8 @@ class World:
         #: ``rate_limit_per_minute`` of the rate-limited channels, by URL.
         self.rate_limits: dict[str, int] = {}
         self.totals: Counter[str] = Counter()
+        #: The world's recurring schedules and the materializer (issue 13).
+        self.series = WorldSeries(self)
 
     @property
     def settings(self) -> Any:
@@ -588,6 +592,7 @@ class World:
             begin = first + timedelta(seconds=rng.randint(0, window + 720))
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
             self.plan.count("sweeper_outage")
+        self.series.build()
 
     def _add_network_channels(self, user: str) -> None:
         """The world's Mastodon and Bluesky channels, for ``user`` (through the API, which
@@ -630,7 +635,9 @@ class World:
 
     def _race(self, schedule_id: str) -> None:
         """At a worker's claim: run this post's edit or cancel now when it is due within 5 s
-        (the claim and the API's write race on ``status = scheduled AND version = :v``)."""
+        (the claim and the API's write race on ``status = scheduled AND version = :v``); for
+        an occurrence, maybe its series' due edit."""
+        self.series.race(schedule_id)
         post = self._by_id.get(schedule_id)
         if post is None or post.action is None or post.action_result is not None:
             return
@@ -683,7 +690,7 @@ class World:
                 at = max(at, post.create_at + timedelta(seconds=1))
                 events.append((at, 1, "act", post))
         events.sort(key=lambda e: (e[0], e[1], e[3].index))
-        last_publish = max(p.publish_at for p in self.posts)
+        last_publish = max(*(p.publish_at for p in self.posts), self.series.last_instant())
         limit = last_publish + timedelta(seconds=SETTLE_LIMIT_SECONDS)
         for post in self.posts:
             self._heat(post.publish_at)
@@ -705,6 +712,7 @@ class World:
             reports_before = len(self.driver.reports)
             if self.networks is not None:
                 self.networks.tick(now)
+            busy_series = self.series.tick()
             if now >= self.next_reconcile_at:
                 self.reconcile()
                 self.next_reconcile_at = now + timedelta(
@@ -718,8 +726,10 @@ class World:
                 elif post.action_result is None:
                     self._act(post)
             busy = len(self.driver.reports) > reports_before or bool(after) or busy_dlq
+            busy = busy or busy_series
             now = self.clock.now()
-            if i >= len(events) and now > last_publish and not busy and self._settled():
+            done = i >= len(events) and self.series.done()
+            if done and now > last_publish and not busy and self._settled():
                 return
             if now >= limit:
                 self.totals["hit_settle_limit"] += 1
@@ -736,6 +746,7 @@ class World:
                     self.driver.next_sweep_at,
                     self.driver.next_watchdog_at,
                     self.next_reconcile_at,
+                    *self.series.upcoming(),
                 ]
                 if i < len(events):
                     upcoming.append(events[i][0])
@@ -949,6 +960,7 @@ class World:
             )
             if status != want_status:
                 problems.append(f"post {sid}: status {status}, expected {want_status}")
+        problems += self.series.check(totals, expected_keys, versions)
         unexpected = receiver.accepted_keys() - expected_keys
         if unexpected:
             totals["duplicates"] += len(unexpected)
