@@ -208,9 +208,15 @@ class WorldSeries:
         """Plan the series: owner, channels, zone, rule, bounds and edits."""
         rng, world = self.rng, self.world
         start = world.clock.now()
-        # Channels without a rate limit only: see docs/reliability.md, "Recurring schedules".
+        # Webhook channels without a rate limit only: see docs/reliability.md, "Recurring
+        # schedules" (the network channels' checks know only the world's own posts).
+        networks = set(world.networks.channels) if world.networks is not None else set()
         unlimited = {
-            user: [c for c in ids if world.channel_urls[c] not in world.rate_limits]
+            user: [
+                c
+                for c in ids
+                if world.channel_urls[c] not in world.rate_limits and c not in networks
+            ]
             for user, ids in world.channels.items()
         }
         owners = sorted(user for user, ids in unlimited.items() if ids)
