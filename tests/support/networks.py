@@ -14,6 +14,13 @@ on a success (processed; the budget is spent until the reset), accept-then-lose-
 (processed, then a timeout), and the worker crashes ``mid_delivery``/``after_2xx`` of the
 webhook transport.
 
+Besides the drawn faults, each faulted world forces one fault kind per network (the kinds of
+:data:`FORCED_KINDS` in turn by seed, :meth:`NetworkWorld.forced_kind`): the first write of the
+first post created for that network that fits (no edit, cancel or poison; due well before a
+revocation) gets it, or the world revokes that network's credentials. Any
+``len(FORCED_KINDS)`` consecutive seeds thus inject every kind on both networks, whatever the
+draws (the CI seeds' "every fault kind" check relies on it).
+
 401 mid-run (:meth:`NetworkWorld.tick`): at a seeded instant of the publish window a world may
 revoke its Mastodon token (every later request answers 401) and its Bluesky app password
 (``revokeAppPassword`` on the PDS: logging in answers 401 and the refresh token is revoked).
@@ -68,6 +75,11 @@ RESET_SECONDS = (1, 3, 5, 20)
 #: Share of worlds that revoke each network's credentials mid-run (none when the plan scripts no
 #: answer faults).
 REVOKE_SHARE = 0.5
+#: The kinds forced in turn, one per network per faulted world (see the module docstring).
+FORCED_KINDS = (*NETWORK_FAULTS, "401_mid_run")
+#: A forced write goes to a post due at least this long before its channel's revocation
+#: (seconds), so the write happens before it.
+FORCED_BEFORE_REVOKE_SECONDS = 300
 WRITE_PATHS = {"mastodon": "/api/v1/statuses", "bluesky": "/xrpc/com.atproto.repo.putRecord"}
 _POST_TEXT = re.compile(r"^post (\d+) of seed (\d+)")
 
@@ -123,6 +135,8 @@ class NetworkFaults:
     lost_keys: set[str] = field(default_factory=set)
     #: Bluesky tokens issued before the app password was revoked (answered ExpiredToken).
     expired_tokens: set[str] | None = None
+    #: ``delivery key -> fault`` forced on the key's first write (one of :data:`NETWORK_FAULTS`).
+    forced: dict[str, str] = field(default_factory=dict)
     _seen_tokens: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -188,9 +202,9 @@ class NetworkFaults:
         plan = self.plan
         plan.maybe_crash("mid_delivery", key)
         n = plan.occurrence("net-answer", key)
-        fault = None
+        fault = self.forced.get(key) if n == 0 and plan.enabled else None
         rate = NETWORK_ANSWER_FACTOR * plan.rates.answer
-        if plan.enabled and plan.draw("net-answer", key, n) < rate:
+        if fault is None and plan.enabled and plan.draw("net-answer", key, n) < rate:
             pick = plan.draw("net-kind", key, n)
             fault = NETWORK_FAULTS[int(pick * len(NETWORK_FAULTS))]
         reset = RESET_SECONDS[int(plan.draw("net-reset", key, n) * len(RESET_SECONDS))]
@@ -315,6 +329,8 @@ class NetworkWorld:
         self.pds_account: PdsAccount | None = None
         self.channels: dict[str, NetworkChannel] = {}
         self._keys: dict[tuple[str, int], str] = {}
+        #: ``network -> post indexes`` whose first write may carry the network's forced fault.
+        self._forced_candidates: dict[str, set[int]] = {}
         self.transport: NetworkFaults | None = None
 
     def start(self) -> None:
@@ -360,20 +376,57 @@ class NetworkWorld:
         """Record a channel the world created."""
         self.channels[channel_id] = NetworkChannel(network, channel_id, None)
 
+    def forced_kind(self, network: str) -> str | None:
+        """The fault kind this world forces on ``network`` (``None`` when the plan scripts no
+        answer faults): :data:`FORCED_KINDS` in turn by seed, Bluesky two kinds ahead of
+        Mastodon, so any ``len(FORCED_KINDS)`` consecutive seeds force every kind on each."""
+        if self.plan.rates.answer <= 0:
+            return None
+        shift = 0 if network == "mastodon" else 2
+        return FORCED_KINDS[(self.seed + shift) % len(FORCED_KINDS)]
+
     def plan_revocations(self, begin: datetime, end: datetime) -> None:
         """Decide (seeded) whether and when, between ``begin`` and ``end``, each channel's
-        credentials are revoked."""
+        credentials are revoked (always when the world forces ``401_mid_run`` on it)."""
         span = (end - begin).total_seconds()
         for channel in self.channels.values():
             share = REVOKE_SHARE if self.plan.rates.answer > 0 else 0.0
-            if self.plan.draw("revoke", channel.network) < share:
+            forced = self.forced_kind(channel.network) == "401_mid_run"
+            if self.plan.draw("revoke", channel.network) < share or forced:
                 at = span * self.plan.draw("revoke-at", channel.network)
                 channel.revoke_at = begin + timedelta(seconds=at)
 
-    def remember(self, index: int, schedule_id: str) -> None:
-        """The world created post ``index`` as ``schedule_id``."""
+    def plan_forced(self, posts: list[Any], skip: set[int]) -> None:
+        """Choose the posts that may carry each network's forced write fault: those of
+        ``posts`` (planned posts, after :meth:`plan_revocations`) sent to the network's
+        channel, not in ``skip`` (posts edited, cancelled or poisoned), and due at least
+        :data:`FORCED_BEFORE_REVOKE_SECONDS` before the channel's revocation. The first of them
+        the world creates gets it (:meth:`remember`)."""
         for cid, channel in self.channels.items():
-            self._keys[(channel.network, index)] = f"{schedule_id}:{cid}"
+            if self.forced_kind(channel.network) not in NETWORK_FAULTS:
+                continue
+            margin = timedelta(seconds=FORCED_BEFORE_REVOKE_SECONDS)
+            self._forced_candidates[channel.network] = {
+                p.index
+                for p in posts
+                if cid in p.channel_ids
+                and p.index not in skip
+                and (channel.revoke_at is None or p.publish_at + margin < channel.revoke_at)
+            }
+
+    def remember(self, index: int, schedule_id: str) -> None:
+        """The world created post ``index`` as ``schedule_id`` (the first candidate created for
+        a network gets its forced fault)."""
+        assert self.transport is not None
+        for cid, channel in self.channels.items():
+            key = f"{schedule_id}:{cid}"
+            self._keys[(channel.network, index)] = key
+            candidates = self._forced_candidates.get(channel.network)
+            if candidates and index in candidates:
+                kind = self.forced_kind(channel.network)
+                assert kind is not None
+                self.transport.forced[key] = kind
+                candidates.clear()
 
     def key_of(self, network: str, text: str) -> str | None:
         match = _POST_TEXT.match(text)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import random
 import threading
@@ -80,7 +79,13 @@ from tests.support.fixtures import (
     create_resources,
 )
 from tests.support.lag_bounds import Timing
-from tests.support.lateness import Delivered, Touch, lateness_problems
+from tests.support.lateness import (
+    Delivered,
+    Touch,
+    lateness_problems,
+    lost_slots,
+    rate_limit_wait_seconds,
+)
 from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
@@ -588,6 +593,8 @@ class World:
         last = max(p.publish_at for p in self.posts)
         if self.networks is not None:
             self.networks.plan_revocations(first, last)
+            skip = {p.index for p in self.posts if p.action is not None or p is self.poison}
+            self.networks.plan_forced(self.posts, skip)
         if rng.random() < 0.5:  # a sweeper outage somewhere in the window
             begin = first + timedelta(seconds=rng.randint(0, window + 720))
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
@@ -1022,8 +1029,11 @@ class World:
 
     def _rate_limit_touches(self, delivered: dict[str, Delivered]) -> list[Touch]:
         """A post on a rate-limited channel may wait one minute per ``rate_limit_per_minute``
-        requests the channel received between its ``publish_at`` and its delivery, plus one."""
+        requests the channel received between its ``publish_at`` and its delivery, and slots
+        that worker faults of the channel's other posts may have left unused
+        (:func:`tests.support.lateness.lost_slots`), plus one."""
         touches = []
+        faults = list(self.plan.touches)
         for post in self.posts:
             sid = post.schedule_id
             if sid is None or sid not in delivered:
@@ -1039,10 +1049,15 @@ class World:
                     for r in self.receiver.requests
                     if r.url == url and d.publish_at <= r.at < d.delivered_at
                 )
-                wait = 60.0 * (math.ceil((ahead + 1) / limit) + 1)
-                touches.append(
-                    Touch("rate_limited", f"rate_limit_{limit}", d.publish_at, sid, wait)
-                )
+                others = {
+                    p.schedule_id
+                    for p in self.posts
+                    if p.schedule_id not in (None, sid) and cid in p.channel_ids
+                }
+                lost = lost_slots(faults, others, d.publish_at, d.delivered_at)
+                wait = rate_limit_wait_seconds(ahead, lost, limit)
+                kind = f"rate_limit_{limit} ({ahead} ahead, {lost} lost)"
+                touches.append(Touch("rate_limited", kind, d.publish_at, sid, wait))
         return touches
 
     def _check_rate_limits(self, totals: Counter[str]) -> list[str]:
