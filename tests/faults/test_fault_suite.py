@@ -33,7 +33,7 @@ from tests.faults.run import CI_POSTS, CI_SEEDS, _chunk, report, summarize
 from tests.support.clock import SimClock
 from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
-from tests.support.networks import PDS_URL_ENV
+from tests.support.networks import FORCED_KINDS, PDS_URL_ENV, forced_kind
 from tests.support.outbox_check import check_outbox
 from tests.support.scenario import World, seeded_uuid4
 
@@ -73,6 +73,8 @@ def test_fault_suite_ci_seeds_publish_on_both_networks_and_end_refusals_reauthor
 
 
 def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str, Any]]) -> None:
+    # the network kinds are also forced, one per network per world in turn by seed
+    # (tests/support/networks.forced_kind), so the ten CI seeds inject each at least twice
     _, faults = summarize(ci_results)
     prefixes = [
         "crash_before_claim",
@@ -320,6 +322,14 @@ def test_fast_moto_transactions_concurrent_writes_get_distinct_sequence_numbers(
     numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
     assert sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in records) == ["a", "b"]
     assert numbers == sorted(set(numbers)) and len(numbers) == 2
+
+
+def test_forced_network_kinds_cover_every_kind_on_each_network_in_five_seeds() -> None:
+    for network in ("mastodon", "bluesky"):
+        for first in (101, 106, 1):
+            kinds = {forced_kind(seed, network) for seed in range(first, first + 5)}
+            assert kinds == set(FORCED_KINDS), (network, first)
+    assert forced_kind(101, "mastodon") != forced_kind(101, "bluesky")
 
 
 def test_network_check_reports_a_second_status_on_mastodon(pds_url: str) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from scheduled_posts.logic.rate_limit import MAX_RESERVE_MINUTES
 from tests.support.lag_bounds import BY_KEY, UNTOUCHED_SECONDS, Timing
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -118,8 +119,8 @@ SLOT_LOSING_ROWS = frozenset(
         "follow_up_refused",
     }
 )
-#: How far ahead a slot can be reserved (``logic/rate_limit.MAX_RESERVE_MINUTES``), seconds.
-RESERVE_AHEAD_SECONDS = 15 * 60
+#: How far ahead a slot can be reserved, in seconds.
+RESERVE_AHEAD_SECONDS = 60 * MAX_RESERVE_MINUTES
 
 
 def lost_slots(

@@ -102,6 +102,14 @@ def reference_pds() -> Iterator[str]:
             os.environ.pop(PDS_URL_ENV, None)
 
 
+def forced_kind(seed: int, network: str) -> str:
+    """The fault kind a faulted world of ``seed`` forces on ``network``: :data:`FORCED_KINDS` in
+    turn by seed, Bluesky two kinds ahead of Mastodon, so any ``len(FORCED_KINDS)`` consecutive
+    seeds force every kind on each network."""
+    shift = 0 if network == "mastodon" else 2
+    return FORCED_KINDS[(seed + shift) % len(FORCED_KINDS)]
+
+
 def _bearer(headers: Mapping[str, str]) -> str | None:
     value = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
     return value.removeprefix("Bearer ").strip() if value else None
@@ -377,13 +385,11 @@ class NetworkWorld:
         self.channels[channel_id] = NetworkChannel(network, channel_id, None)
 
     def forced_kind(self, network: str) -> str | None:
-        """The fault kind this world forces on ``network`` (``None`` when the plan scripts no
-        answer faults): :data:`FORCED_KINDS` in turn by seed, Bluesky two kinds ahead of
-        Mastodon, so any ``len(FORCED_KINDS)`` consecutive seeds force every kind on each."""
+        """The fault kind this world forces on ``network`` (:func:`forced_kind`; ``None`` when
+        the plan scripts no answer faults)."""
         if self.plan.rates.answer <= 0:
             return None
-        shift = 0 if network == "mastodon" else 2
-        return FORCED_KINDS[(self.seed + shift) % len(FORCED_KINDS)]
+        return forced_kind(self.seed, network)
 
     def plan_revocations(self, begin: datetime, end: datetime) -> None:
         """Decide (seeded) whether and when, between ``begin`` and ``end``, each channel's
