@@ -406,18 +406,22 @@ class NetworkWorld:
         """Choose the posts that may carry each network's forced write fault: those of
         ``posts`` (planned posts, after :meth:`plan_revocations`) sent to the network's
         channel, not in ``skip`` (posts edited, cancelled or poisoned), and due at least
-        :data:`FORCED_BEFORE_REVOKE_SECONDS` before the channel's revocation. The first of them
-        the world creates gets it (:meth:`remember`)."""
+        :data:`FORCED_BEFORE_REVOKE_SECONDS` before the channel's revocation (a revocation drawn
+        earlier than that for every such post is moved to just after the first one's margin).
+        The first of them the world creates gets it (:meth:`remember`)."""
+        margin = timedelta(seconds=FORCED_BEFORE_REVOKE_SECONDS)
         for cid, channel in self.channels.items():
             if self.forced_kind(channel.network) not in NETWORK_FAULTS:
                 continue
-            margin = timedelta(seconds=FORCED_BEFORE_REVOKE_SECONDS)
+            fits = [p for p in posts if cid in p.channel_ids and p.index not in skip]
+            if fits and channel.revoke_at is not None:
+                # a revocation drawn before any of them could be written waits for the first
+                latest = min(p.publish_at for p in fits) + margin
+                channel.revoke_at = max(channel.revoke_at, latest + timedelta(seconds=1))
             self._forced_candidates[channel.network] = {
                 p.index
-                for p in posts
-                if cid in p.channel_ids
-                and p.index not in skip
-                and (channel.revoke_at is None or p.publish_at + margin < channel.revoke_at)
+                for p in fits
+                if channel.revoke_at is None or p.publish_at + margin < channel.revoke_at
             }
 
     def remember(self, index: int, schedule_id: str) -> None:
@@ -561,7 +565,12 @@ class NetworkWorld:
             problems.append(f"{key}: {len(items)} posts on {channel.network}")
         if key in self.transport.refused_keys:
             totals["network_refused_keys"] += 1
-            if status != "failed" or not (delivery.get("last_error") or "").startswith(
+            # a write whose answer was lost, confirmed by a public read after the refusal
+            # (decision NF7), is published; it must then be on the network once (below)
+            confirmed = status == "published" and key in self.transport.lost_keys
+            if confirmed:
+                totals["network_refused_then_confirmed"] += 1
+            elif status != "failed" or not (delivery.get("last_error") or "").startswith(
                 "reauthorization_required: "
             ):
                 problems.append(f"{key}: {channel.network} refused it, delivery {status}")
