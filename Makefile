@@ -141,7 +141,7 @@ FAULT_POSTS ?= 50
 FAULT_JOBS ?= 2
 FAULT_BUDGET ?= 0
 .PHONY: faults
-faults: venv ## Fault suite at scale: make faults N=100000 [FAULT_BUDGET=900 s] (exit 1 if broken)
+faults: venv pds-install ## Fault suite at scale: make faults N=100000 [FAULT_BUDGET=900 s] (exit 1 if broken)
 	$(PY) -m tests.faults.run --total $(N) --posts $(FAULT_POSTS) --jobs $(FAULT_JOBS) \
 		--budget-seconds $(FAULT_BUDGET)
 
@@ -153,5 +153,5 @@ clean: ## Remove caches and cdk.out (keeps .venv and .cdk)
 # first, two mutants at a time); writes tests/mutants/results.json and docs/reliability.md's table.
 # MUTANTS_ARGS="--only NAME ..." runs some; "--jobs 1" one at a time.
 .PHONY: mutants
-mutants: venv ## Apply each mutation of tests/mutants/mutations.toml; run the fault suite; table
+mutants: venv pds-install ## Apply each mutation of tests/mutants/mutations.toml; run the fault suite; table
 	$(PY) -m tests.mutants.run $(MUTANTS_ARGS)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,22 +138,68 @@ class LocalPds:
 
     def create_account(self, name: str) -> PdsAccount:
         """``com.atproto.server.createAccount`` (``<name>.test``) then ``createAppPassword``."""
-        handle = f"{name}.test"
-        password = secrets.token_hex(12)
-        created = _xrpc(
-            self.url,
-            "com.atproto.server.createAccount",
-            {"handle": handle, "email": f"{name}@example.com", "password": password},
-        )
-        app = _xrpc(
-            self.url,
-            "com.atproto.server.createAppPassword",
-            {"name": "scheduled-posts"},
-            token=created["accessJwt"],
-        )
-        return PdsAccount(
-            handle=handle, did=created["did"], password=password, app_password=app["password"]
-        )
+        return create_account(self.url, name)
+
+
+#: The name of the app password :func:`create_account` makes.
+APP_PASSWORD_NAME = "scheduled-posts"  # noqa: S105 - a name, not a password
+
+
+def create_account(url: str, name: str) -> PdsAccount:
+    """On the PDS at ``url``: ``com.atproto.server.createAccount`` (handle ``<name>.test``) then
+    ``com.atproto.server.createAppPassword`` (:data:`APP_PASSWORD_NAME`)."""
+    handle = f"{name}.test"
+    password = secrets.token_hex(12)
+    created = _xrpc(
+        url,
+        "com.atproto.server.createAccount",
+        {"handle": handle, "email": f"{name}@example.com", "password": password},
+    )
+    app = _xrpc(
+        url,
+        "com.atproto.server.createAppPassword",
+        {"name": APP_PASSWORD_NAME},
+        token=created["accessJwt"],
+    )
+    return PdsAccount(
+        handle=handle, did=created["did"], password=password, app_password=app["password"]
+    )
+
+
+def revoke_app_password(url: str, account: PdsAccount) -> None:
+    """Revoke the account's app password (``com.atproto.server.revokeAppPassword``, logged in
+    with the account password), as a creator does in Bluesky's settings: logging in with it
+    answers 401 from then on, and its refresh tokens are revoked (access tokens already issued
+    stay valid until they expire, about 2 hours later)."""
+    session = _xrpc(
+        url,
+        "com.atproto.server.createSession",
+        {"identifier": account.handle, "password": account.password},
+    )
+    _xrpc(
+        url,
+        "com.atproto.server.revokeAppPassword",
+        {"name": APP_PASSWORD_NAME},
+        token=session["accessJwt"],
+    )
+
+
+def list_posts(url: str, did: str) -> list[dict[str, Any]]:
+    """Every ``app.bsky.feed.post`` record of ``did`` (``com.atproto.repo.listRecords``, all
+    pages): ``{"uri", "cid", "value"}`` each."""
+    records: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        query = {"repo": did, "collection": "app.bsky.feed.post", "limit": "100"}
+        if cursor:
+            query["cursor"] = cursor
+        address = f"{url}/xrpc/com.atproto.repo.listRecords?{urllib.parse.urlencode(query)}"
+        with urllib.request.urlopen(address, timeout=30) as answer:  # noqa: S310 - loopback only
+            page = json.loads(answer.read())
+        records += page.get("records") or []
+        cursor = page.get("cursor")
+        if not cursor or not page.get("records"):
+            return records
 
 
 def _interrupt(*_: object) -> None:

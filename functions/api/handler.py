@@ -310,7 +310,10 @@ def delete_channel(channel_id: ChannelId) -> Response[None]:
         200,
         "Rotated: the new secret is shown only here",
         errors=(*_COMMON, 409),
-        overrides={409: "A concurrent rotation won, or too many secrets are still valid"},
+        overrides={
+            409: "A concurrent rotation won, too many secrets are still valid, or the channel "
+            "is a network channel (mastodon, bluesky: no signing secret)"
+        },
     ),
 )
 def rotate_channel_secret(

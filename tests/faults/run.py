@@ -9,7 +9,8 @@ Many posts in independent seeded chunks, in parallel processes, with totals (``m
     .venv/bin/python -m tests.faults.run --total 100000 --chunk 500 --jobs 2
 
 Exit status 1 when any check failed; every failing seed is printed with the command that
-reproduces it.
+reproduces it. Each world's Bluesky channel lives on the reference PDS named by ``FAULT_PDS_URL``;
+without it, one is started for the run (``make pds-install`` installs it).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def report(results: list[dict[str, Any]], seconds: float) -> str:
     return "\n".join(lines)
 
 
-def _chunk(seeds: list[int], posts: int) -> list[dict[str, Any]]:
+def _chunk(seeds: list[int], posts: int, pds_url: str | None = None) -> list[dict[str, Any]]:
     command = [
         sys.executable,
         "-m",
@@ -104,6 +105,8 @@ def _chunk(seeds: list[int], posts: int) -> list[dict[str, Any]]:
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_LOG_LEVEL": "CRITICAL",
     }
+    if pds_url:
+        env["FAULT_PDS_URL"] = pds_url
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=root)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         raise RuntimeError(f"chunk {seeds[0]}.. crashed:\n{done.stderr[-4000:]}")
@@ -128,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print results as one JSON line")
     args = parser.parse_args(argv)
     quiet_environment()
+    from tests.support.networks import reference_pds
+
+    with reference_pds():  # every world has a Bluesky channel on it (one PDS for the run)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if args.total:
         n = max(1, -(-args.total // args.posts))

@@ -1,6 +1,8 @@
 """The fault suite at CI size (issue 4): 10 seeds x 50 posts through the real API, sweeper,
 worker and watchdog handlers, under seeded faults, in two parallel processes; plus checks that
-the harness injects what it claims and that its checks can fail.
+the harness injects what it claims and that its checks can fail. Each world also has a Mastodon
+channel (the stand-in) and a Bluesky channel (the reference PDS, one for the session), counted
+on the network (issue 12, ``tests/support/networks.py``).
 
 A failing seed prints the command that replays it:
 ``.venv/bin/python -m tests.faults.run --seed <seed> --posts 50``.
@@ -9,6 +11,7 @@ A failing seed prints the command that replays it:
 from __future__ import annotations
 
 import json
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -30,15 +33,24 @@ from tests.faults.run import CI_POSTS, CI_SEEDS, _chunk, report, summarize
 from tests.support.clock import SimClock
 from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
+from tests.support.networks import FORCED_KINDS, PDS_URL_ENV, forced_kind
 from tests.support.outbox_check import check_outbox
 from tests.support.scenario import World, seeded_uuid4
 
 
 @pytest.fixture(scope="module")
-def ci_results() -> list[dict[str, Any]]:
+def pds_url(request: pytest.FixtureRequest) -> str:
+    """``FAULT_PDS_URL`` when a caller runs one (``make mutants``, from scratch copies without
+    ``.pds/``), else the session's reference PDS."""
+    return os.environ.get(PDS_URL_ENV) or str(request.getfixturevalue("local_pds").url)
+
+
+@pytest.fixture(scope="module")
+def ci_results(pds_url: str) -> list[dict[str, Any]]:
     halves = [CI_SEEDS[::2], CI_SEEDS[1::2]]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return [r for chunk in pool.map(lambda s: _chunk(s, CI_POSTS), halves) for r in chunk]
+        chunks = pool.map(lambda s: _chunk(s, CI_POSTS, pds_url=pds_url), halves)
+        return [r for chunk in chunks for r in chunk]
 
 
 def test_fault_suite_ci_seeds_every_promise_holds(ci_results: list[dict[str, Any]]) -> None:
@@ -49,7 +61,20 @@ def test_fault_suite_ci_seeds_every_promise_holds(ci_results: list[dict[str, Any
     assert totals["duplicates"] == totals["early"] == totals["stuck"] == totals["dlq"] == 0
 
 
+def test_fault_suite_ci_seeds_publish_on_both_networks_and_end_refusals_reauthorized(
+    ci_results: list[dict[str, Any]],
+) -> None:
+    totals, _ = summarize(ci_results)
+    assert totals["network_mastodon_posts"] > 0
+    assert totals["network_bluesky_posts"] > 0
+    assert totals["network_delivery_published"] > 0
+    assert totals["network_refused_keys"] > 0
+    assert totals["network_reauthorization_required"] > 0
+
+
 def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str, Any]]) -> None:
+    # the network kinds are also forced, one per network per world in turn by seed
+    # (tests/support/networks.forced_kind), so the ten CI seeds inject each at least twice
     _, faults = summarize(ci_results)
     prefixes = [
         "crash_before_claim",
@@ -70,6 +95,17 @@ def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str,
         "answer_timeout",
         "answer_4xx",
         "answer_accept_then_timeout",
+        # the network channels (issue 12)
+        "network_mastodon_5xx",
+        "network_mastodon_429",
+        "network_mastodon_budget_spent",
+        "network_mastodon_accept_then_lose",
+        "network_mastodon_401_mid_run",
+        "network_bluesky_5xx",
+        "network_bluesky_429",
+        "network_bluesky_budget_spent",
+        "network_bluesky_accept_then_lose",
+        "network_bluesky_401_mid_run",
     ]
     missing = [p for p in prefixes if not any(k.startswith(p) for k in faults)]
     assert not missing, dict(faults)
@@ -286,6 +322,50 @@ def test_fast_moto_transactions_concurrent_writes_get_distinct_sequence_numbers(
     numbers = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
     assert sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in records) == ["a", "b"]
     assert numbers == sorted(set(numbers)) and len(numbers) == 2
+
+
+def test_forced_network_kinds_cover_every_kind_on_each_network_in_five_seeds() -> None:
+    for network in ("mastodon", "bluesky"):
+        for first in (101, 106, 1):
+            kinds = {forced_kind(seed, network) for seed in range(first, first + 5)}
+            assert kinds == set(FORCED_KINDS), (network, first)
+    assert forced_kind(101, "mastodon") != forced_kind(101, "bluesky")
+
+
+def test_network_check_reports_a_second_status_on_mastodon(pds_url: str) -> None:
+    # Given a small fault-free world with network channels, played to the end
+    with seeded_uuid4(7), time_machine.travel(START, tick=False) as traveller, mock_aws():
+        world = World(
+            7,
+            12,
+            SimClock(traveller),
+            rates=FaultRates.none(),
+            concurrent_rate=0,
+            pds_url=pds_url,
+        )
+        assert world.networks is not None
+        try:
+            world.build()
+            world.play()
+            clean = world.check()
+            # When a published status appears a second time on the instance
+            [status] = world.networks.mastodon.statuses[:1]
+            world.networks.mastodon.handle(
+                "POST",
+                "/api/v1/statuses",
+                {},
+                {"authorization": f"Bearer {world.networks.token}"},
+                {"status": status.text},
+            )
+            result = world.check()
+        finally:
+            world.networks.stop()
+            set_dependencies(None)
+            reset_clients()
+    # Then only the second check reports it, as a duplicate
+    assert clean.problems == [] and clean.totals["duplicates"] == 0
+    assert result.totals["duplicates"] == 1
+    assert any("2 posts on mastodon" in p for p in result.problems), result.problems
 
 
 @pytest.mark.parametrize("broken", ["lose", "reorder"])

@@ -11,7 +11,14 @@ from scheduled_posts.settings import Settings
 from tests.support.faults import REFUSED_SEND_ROWS, THROTTLE_ROWS
 from tests.support.fixtures import START
 from tests.support.lag_bounds import BY_KEY, UNTOUCHED_SECONDS, Timing, render_table
-from tests.support.lateness import Delivered, Touch, lateness_problems, schedule_id_in
+from tests.support.lateness import (
+    Delivered,
+    Touch,
+    lateness_problems,
+    lost_slots,
+    rate_limit_wait_seconds,
+    schedule_id_in,
+)
 
 DISPATCH_MD = Path(__file__).resolve().parents[2] / "docs" / "dispatch.md"
 SID = "0b5f0c55-7a4e-4d3b-9f6a-2f1d3c4b5a69"
@@ -80,3 +87,24 @@ def test_schedule_id_in_takes_the_first_uuid_of_a_key() -> None:
     assert schedule_id_in(f"POST#{SID}/POST") == SID
     assert schedule_id_in(f"{SID}:{channel}") == SID
     assert schedule_id_in("query:by_lease") is None
+
+
+def test_rate_limited_bound_counts_requests_ahead_and_slots_lost_to_faults() -> None:
+    # Given a channel limited to 2 a minute, a post due at START, 3 requests ahead of it, and
+    # two of the channel's other posts whose workers crashed after taking a slot (one 10 min
+    # before START, when a reservation may lie after START) and one fault 20 min before
+    other = "9c131081-ffc8-4ca3-8ae3-f1e00c383a63"
+    touches = [
+        Touch("worker_crash", "crash_before_final_write", START - timedelta(minutes=10), other),
+        Touch("record_redelivered", "record_failed", START + timedelta(seconds=30), other),
+        Touch("worker_crash", "crash_mid_delivery", START - timedelta(minutes=20), other),
+        Touch("sweeper_incomplete", "throttle_sweeper", START, other),
+        Touch("worker_crash", "crash_mid_delivery", START, SID),
+    ]
+    delivered = START + timedelta(minutes=4)
+    # When the slots lost ahead of it are counted
+    lost = lost_slots(touches, {other}, START, delivered)
+    # Then only the slot-losing faults of other posts within reach count, each one more slot
+    assert lost == 2
+    assert rate_limit_wait_seconds(3, 0, 2) == 60 * (2 + 1)
+    assert rate_limit_wait_seconds(3, lost, 2) == 60 * (3 + 1)

@@ -432,7 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         with results.lock:
             write_results(render(results, every))
 
-    verdicts = run_all(mutants, max(1, args.jobs), results, report)
+    from tests.support.networks import reference_pds
+
+    # one reference PDS for every scratch copy (they have no .pds/): FAULT_PDS_URL
+    with reference_pds():
+        verdicts = run_all(mutants, max(1, args.jobs), results, report)
     if not args.only:
         loads = (load_before, _load_average())
         results.whole_run = whole_run_line(verdicts, time.monotonic() - started, args.jobs, loads)

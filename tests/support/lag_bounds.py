@@ -213,7 +213,8 @@ ROWS: tuple[Row, ...] = (
         "the channel's `rate_limit_per_minute` is reached",
         "the limiter reserves the first later minute with room; the message waits for it, no "
         "attempt used",
-        "≤ one minute per `rate_limit_per_minute` deliveries ahead of it on the channel, plus one",
+        "≤ one minute per `rate_limit_per_minute` deliveries ahead of it on the channel, plus one; "
+        "a worker fault of one of them after it took a slot may leave that slot unused: one more",
         None,
     ),
     Row("permanent_4xx", "permanent 4xx", "that channel `failed` at once", "—", _none),

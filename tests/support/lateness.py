@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from scheduled_posts.logic.rate_limit import MAX_RESERVE_MINUTES
 from tests.support.lag_bounds import BY_KEY, UNTOUCHED_SECONDS, Timing
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -102,3 +103,44 @@ def lateness_problems(
                 f"late post {sid}: lag {lag:.1f} s > bound {bound:.0f} s = " + " + ".join(parts)
             )
     return problems
+
+
+#: Failure-table rows of a fault that may end a worker's invocation between taking a
+#: rate-limit slot and using it (the reservation unsaved, the message re-sent too late for its
+#: minute, or an idempotent replay that sends nothing): each may leave one slot of the channel
+#: unused (``docs/dispatch.md``, row ``rate_limited``).
+SLOT_LOSING_ROWS = frozenset(
+    {
+        "worker_crash",
+        "crash_after_2xx",
+        "record_redelivered",
+        "lambda_timeout",
+        "in_progress",
+        "follow_up_refused",
+    }
+)
+#: How far ahead a slot can be reserved, in seconds.
+RESERVE_AHEAD_SECONDS = 60 * MAX_RESERVE_MINUTES
+
+
+def lost_slots(
+    touches: Sequence[Touch], others: set[str], publish_at: datetime, delivered_at: datetime
+) -> int:
+    """How many slots of a rate-limited channel faults may have left unused ahead of a post due
+    at ``publish_at`` and delivered at ``delivered_at``: the touches of
+    :data:`SLOT_LOSING_ROWS` on ``others`` (the schedule ids of the channel's other posts) from
+    :data:`RESERVE_AHEAD_SECONDS` before ``publish_at`` (a slot reserved then may lie after it)
+    until the delivery."""
+    begin = publish_at - timedelta(seconds=RESERVE_AHEAD_SECONDS)
+    return sum(
+        1
+        for t in touches
+        if t.row in SLOT_LOSING_ROWS and t.schedule_id in others and begin <= t.at < delivered_at
+    )
+
+
+def rate_limit_wait_seconds(ahead: int, lost: int, limit: int) -> float:
+    """The failure table's bound for a post on a channel of ``rate_limit_per_minute`` =
+    ``limit``: one minute per ``limit`` deliveries ahead of it (``ahead`` requests the channel
+    received, plus ``lost`` slots faults left unused) and its own, plus one."""
+    return 60.0 * (math.ceil((ahead + lost + 1) / limit) + 1)

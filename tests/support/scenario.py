@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
+import os
 import random
 import threading
 import uuid
@@ -79,9 +79,17 @@ from tests.support.fixtures import (
     create_resources,
 )
 from tests.support.lag_bounds import Timing
-from tests.support.lateness import Delivered, Touch, lateness_problems
+from tests.support.lateness import (
+    Delivered,
+    Touch,
+    lateness_problems,
+    lost_slots,
+    rate_limit_wait_seconds,
+)
+from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
+from tests.support.series_world import SERIES_SETTINGS, WorldSeries
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
@@ -91,6 +99,9 @@ WORLD_SETTINGS: dict[str, Any] = {
     "RETRY_AFTER_CAP_SECONDS": 600.0,  # a huge Retry-After waits 10 min, not an hour
     "MAX_PENDING_POSTS": 1_000_000,
     "WRITE_SHARD_COUNT": 2,
+    # the networks' stand-in and the reference PDS listen on 127.0.0.1 (tests/support/networks.py)
+    "OUTBOUND_ALLOWED_ORIGINS": "http://127.0.0.1",
+    **SERIES_SETTINGS,
 }
 #: How far apart the scenario's publish times spread at most (seconds after the first one).
 PUBLISH_WINDOW_SECONDS = 900
@@ -246,6 +257,7 @@ class World:
         rates: FaultRates | None = None,
         concurrent_rate: float = 0.05,
         max_sweepers: int = 3,
+        pds_url: str | None = None,
     ) -> None:
         self.seed = seed
         self.n_posts = posts
@@ -286,6 +298,11 @@ class World:
             ),
         )
         transport = FaultyTransport(self.receiver, self.plan)
+        #: The world's Mastodon and Bluesky channels (with a reference PDS only).
+        self.networks: NetworkWorld | None = None
+        if pds_url is not None:
+            self.networks = NetworkWorld(seed, self.plan, clock, pds_url)
+            self.networks.start()
         self.publisher = Publisher(
             settings,
             store=PostStore(settings.POSTS_TABLE_NAME, table=worker_table),
@@ -295,7 +312,8 @@ class World:
             adapters={
                 "webhook": WebhookAdapter(
                     settings, transport=transport, resolver=self.receiver.resolver
-                )
+                ),
+                **(self.networks.adapters(settings) if self.networks else {}),
             },
             clock=self.worker_clock,
             uniform=random.Random(f"jitter-{seed}").uniform,
@@ -355,6 +373,8 @@ class World:
         #: ``rate_limit_per_minute`` of the rate-limited channels, by URL.
         self.rate_limits: dict[str, int] = {}
         self.totals: Counter[str] = Counter()
+        #: The world's recurring schedules and the materializer (issue 13).
+        self.series = WorldSeries(self)
 
     @property
     def settings(self) -> Any:
@@ -527,6 +547,8 @@ class World:
                     self.rate_limits[url] = body["rate_limit_per_minute"]
                 self.receiver.add_secret(url, answer.json["signing_secret"])
             self.channels[user] = ids
+        if self.networks is not None:
+            self._add_network_channels(next(iter(self.users)))
         start = self.clock.now()
         first = start + timedelta(seconds=30)
         seconds = max(1, self.n_posts // 8)  # about eight posts per second
@@ -569,10 +591,27 @@ class World:
             if candidates:
                 self.poison = poison.choice(candidates)
         last = max(p.publish_at for p in self.posts)
+        if self.networks is not None:
+            self.networks.plan_revocations(first, last)
+            skip = {p.index for p in self.posts if p.action is not None or p is self.poison}
+            self.networks.plan_forced(self.posts, skip)
         if rng.random() < 0.5:  # a sweeper outage somewhere in the window
             begin = first + timedelta(seconds=rng.randint(0, window + 720))
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
             self.plan.count("sweeper_outage")
+        self.series.build()
+
+    def _add_network_channels(self, user: str) -> None:
+        """The world's Mastodon and Bluesky channels, for ``user`` (through the API, which
+        checks the credentials with the stand-in and the PDS)."""
+        assert self.networks is not None
+        for body in self.networks.channel_bodies():
+            answer = self._call(user, "POST", "/v1/channels", body)
+            assert answer.status == 201, answer.json
+            cid = answer.json["channel_id"]
+            self.channels[user].append(cid)
+            self.channel_urls[cid] = body.get("instance_url") or body["service_url"]
+            self.networks.add_channel(body["platform"], cid)
 
     def _create(self, post: PlannedPost) -> None:
         answer = self._call(
@@ -593,6 +632,8 @@ class World:
             return
         post.schedule_id = answer.json["schedule_id"]
         self._by_id[post.schedule_id] = post
+        if self.networks is not None:
+            self.networks.remember(post.index, post.schedule_id)
         if post is self.poison:
             self.plan.poisoned.add(post.schedule_id)
             self.plan.count("poison_message")
@@ -601,7 +642,9 @@ class World:
 
     def _race(self, schedule_id: str) -> None:
         """At a worker's claim: run this post's edit or cancel now when it is due within 5 s
-        (the claim and the API's write race on ``status = scheduled AND version = :v``)."""
+        (the claim and the API's write race on ``status = scheduled AND version = :v``); for
+        an occurrence, maybe its series' due edit."""
+        self.series.race(schedule_id)
         post = self._by_id.get(schedule_id)
         if post is None or post.action is None or post.action_result is not None:
             return
@@ -654,7 +697,7 @@ class World:
                 at = max(at, post.create_at + timedelta(seconds=1))
                 events.append((at, 1, "act", post))
         events.sort(key=lambda e: (e[0], e[1], e[3].index))
-        last_publish = max(p.publish_at for p in self.posts)
+        last_publish = max(*(p.publish_at for p in self.posts), self.series.last_instant())
         limit = last_publish + timedelta(seconds=SETTLE_LIMIT_SECONDS)
         for post in self.posts:
             self._heat(post.publish_at)
@@ -674,6 +717,9 @@ class World:
             for what, post in before:
                 self._create(post) if what == "create" else self._act(post)
             reports_before = len(self.driver.reports)
+            if self.networks is not None:
+                self.networks.tick(now)
+            busy_series = self.series.tick()
             if now >= self.next_reconcile_at:
                 self.reconcile()
                 self.next_reconcile_at = now + timedelta(
@@ -687,8 +733,10 @@ class World:
                 elif post.action_result is None:
                     self._act(post)
             busy = len(self.driver.reports) > reports_before or bool(after) or busy_dlq
+            busy = busy or busy_series
             now = self.clock.now()
-            if i >= len(events) and now > last_publish and not busy and self._settled():
+            done = i >= len(events) and self.series.done()
+            if done and now > last_publish and not busy and self._settled():
                 return
             if now >= limit:
                 self.totals["hit_settle_limit"] += 1
@@ -705,6 +753,7 @@ class World:
                     self.driver.next_sweep_at,
                     self.driver.next_watchdog_at,
                     self.next_reconcile_at,
+                    *self.series.upcoming(),
                 ]
                 if i < len(events):
                     upcoming.append(events[i][0])
@@ -815,6 +864,8 @@ class World:
         expected_keys: set[str] = set()
         delivered: dict[str, Delivered] = {}
         versions: dict[str, tuple[str, int]] = {}
+        states: dict[str, dict[str, Any]] = {}
+        network_ids = set(self.networks.channels) if self.networks is not None else set()
         for post in self.posts:
             totals["posts"] += 1
             if post.schedule_id is None:
@@ -827,6 +878,7 @@ class World:
                 problems.append(f"post {sid}: GET answered {got.status}/{attempts.status}")
                 continue
             state = got.json
+            states[sid] = state
             status = state["status"]
             totals[f"status_{status}"] += 1
             versions[sid] = (status, int(state["version"]))
@@ -860,6 +912,9 @@ class World:
             deliveries = {d["channel_id"]: d for d in state["deliveries"]}
             published = 0
             for cid in post.channel_ids:
+                if cid in network_ids:  # checked on the network below
+                    published += deliveries[cid]["status"] == "published"
+                    continue
                 key = f"{sid}:{cid}"
                 requests = by_pair.get((sid, cid), [])
                 rows = rows_by_channel.get(cid, [])
@@ -912,6 +967,7 @@ class World:
             )
             if status != want_status:
                 problems.append(f"post {sid}: status {status}, expected {want_status}")
+        problems += self.series.check(totals, expected_keys, versions)
         unexpected = receiver.accepted_keys() - expected_keys
         if unexpected:
             totals["duplicates"] += len(unexpected)
@@ -922,6 +978,8 @@ class World:
                 f"early request {r.idempotency_key} at {format_instant(r.at)} "
                 f"(publish_at {(r.payload or {}).get('publish_at')})"
             )
+        if self.networks is not None:
+            problems += self.networks.check(self.posts, states, self._channel_status, totals)
         problems += self._check_lateness(delivered, totals)
         problems += self._check_sends(totals)
         problems += self._check_rate_limits(totals)
@@ -936,6 +994,11 @@ class World:
         result.faults.update(self.plan.injected)
         result.totals["faults"] = sum(self.plan.injected.values())
         return result
+
+    def _channel_status(self, channel_id: str) -> str | None:
+        user = next(iter(self.users))
+        answer = self._call(user, "GET", f"/v1/channels/{channel_id}")
+        return answer.json.get("status") if answer.status == 200 else None
 
     def timing(self) -> Timing:
         """The failure table's numbers in this world."""
@@ -966,8 +1029,11 @@ class World:
 
     def _rate_limit_touches(self, delivered: dict[str, Delivered]) -> list[Touch]:
         """A post on a rate-limited channel may wait one minute per ``rate_limit_per_minute``
-        requests the channel received between its ``publish_at`` and its delivery, plus one."""
+        requests the channel received between its ``publish_at`` and its delivery, and slots
+        that worker faults of the channel's other posts may have left unused
+        (:func:`tests.support.lateness.lost_slots`), plus one."""
         touches = []
+        faults = list(self.plan.touches)
         for post in self.posts:
             sid = post.schedule_id
             if sid is None or sid not in delivered:
@@ -983,10 +1049,15 @@ class World:
                     for r in self.receiver.requests
                     if r.url == url and d.publish_at <= r.at < d.delivered_at
                 )
-                wait = 60.0 * (math.ceil((ahead + 1) / limit) + 1)
-                touches.append(
-                    Touch("rate_limited", f"rate_limit_{limit}", d.publish_at, sid, wait)
-                )
+                others = {
+                    p.schedule_id
+                    for p in self.posts
+                    if p.schedule_id not in (None, sid) and cid in p.channel_ids
+                }
+                lost = lost_slots(faults, others, d.publish_at, d.delivered_at)
+                wait = rate_limit_wait_seconds(ahead, lost, limit)
+                kind = f"rate_limit_{limit} ({ahead} ahead, {lost} lost)"
+                touches.append(Touch("rate_limited", kind, d.publish_at, sid, wait))
         return touches
 
     def _check_rate_limits(self, totals: Counter[str]) -> list[str]:
@@ -1103,10 +1174,13 @@ def run_scenario(
     *,
     rates: FaultRates | None = None,
     concurrent_rate: float = 0.05,
+    pds_url: str | None = None,
 ) -> ScenarioResult:
     """Build, play and check one seeded world of ``posts`` posts (fresh moto, simulated time
-    starting at :data:`tests.support.fixtures.START`)."""
+    starting at :data:`tests.support.fixtures.START`), with a Mastodon and a Bluesky channel on
+    the reference PDS at ``pds_url`` (default ``FAULT_PDS_URL``; neither: webhooks only)."""
     start = START.astimezone(UTC)
+    pds_url = pds_url or os.environ.get(PDS_URL_ENV)
     with (
         seeded_uuid4(seed),
         fast_moto_transactions(),
@@ -1114,7 +1188,12 @@ def run_scenario(
         mock_aws(),
     ):
         world = World(
-            seed, posts, SimClock(traveller), rates=rates, concurrent_rate=concurrent_rate
+            seed,
+            posts,
+            SimClock(traveller),
+            rates=rates,
+            concurrent_rate=concurrent_rate,
+            pds_url=pds_url,
         )
         try:
             world.build()
@@ -1124,6 +1203,8 @@ def run_scenario(
             result.totals.update(outbox_totals)
             result.problems.extend(outbox_problems)
         finally:
+            if world.networks is not None:
+                world.networks.stop()
             set_dependencies(None)
             reset_clients()
     if result.problems:

@@ -214,6 +214,21 @@ def test_patch_webhook_url_is_checked_by_the_url_policy(api: ApiClient) -> None:
     assert (good.status, good.json["url"]) == (200, "https://hooks.example.com/new")
 
 
+def test_rotate_secret_of_a_mastodon_channel_is_409_and_changes_nothing(
+    api: ApiClient, aws: AwsResources, mastodon_channel: str
+) -> None:
+    # Given a network channel (no signing secret: its deliveries are not signed)
+    before = channel_item(aws, "alice", mastodon_channel)
+    # When its owner asks for a new signing secret
+    answer = api.post(f"/v1/channels/{mastodon_channel}/rotate-secret")
+    # Then it is refused with a problem naming the reason, and the channel is unchanged
+    assert answer.status == 409, answer.json
+    assert answer.headers["Content-Type"].startswith("application/problem+json")
+    assert "mastodon channels have no signing secret" in answer.json["detail"]
+    assert "signing_secret" not in answer.json
+    assert channel_item(aws, "alice", mastodon_channel) == before
+
+
 def test_patch_other_users_channel_is_404(api: ApiClient, mastodon_channel: str) -> None:
     channel_id = mastodon_channel
     assert ApiClient("bob").patch(f"/v1/channels/{channel_id}", {"name": "x"}).status == 404

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from local.bluesky import LocalPds, PdsAccount
+from local.bluesky import LocalPds, PdsAccount, revoke_app_password
 from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.network import ChannelAccount
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.atproto_text import tid
 from scheduled_posts.platforms.base import DeliveryRequest
@@ -179,6 +180,46 @@ def test_bluesky_lost_answer_then_retry_confirms_with_get_record_and_posts_once(
     assert result.outcome == "published"
     assert transport.sent == ["/xrpc/com.atproto.repo.getRecord"]  # confirmed, not written
     assert len(posts_on_pds(pds, account)) == 1
+
+
+def test_bluesky_revoked_after_a_lost_answer_retry_still_confirms(
+    pds: LocalPds, account: PdsAccount, transport: LosingTransport
+) -> None:
+    # Given a channel whose first write reached the PDS but whose answer was lost
+    ours = channel().model_copy(
+        update={"account": ChannelAccount(did=account.did, handle=account.handle)}
+    )
+    sessions = MemorySessionCache()
+    adapter = make_adapter(pds, account, transport, sessions=sessions)
+    transport.lose = 1
+    with pytest.raises(RetryableDeliveryError):
+        adapter.deliver(ours, make_request("written, then revoked"), now=PUBLISH_AT)
+    # When the creator revokes the app password and the session is gone before the retry
+    revoke_app_password(pds.url, account)
+    sessions.put(ours, None)
+    transport.sent.clear()
+    result = adapter.deliver(
+        ours, make_request("written, then revoked", retry=True), now=PUBLISH_AT
+    )
+    # Then the public getRecord confirms the post: published once, no login attempted
+    assert result.outcome == "published", result
+    assert transport.sent == ["/xrpc/com.atproto.repo.getRecord"]
+    assert len(posts_on_pds(pds, account)) == 1
+
+
+def test_bluesky_revoked_app_password_with_nothing_written_is_reauthorization_required(
+    pds: LocalPds, account: PdsAccount, transport: LosingTransport
+) -> None:
+    ours = channel().model_copy(
+        update={"account": ChannelAccount(did=account.did, handle=account.handle)}
+    )
+    revoke_app_password(pds.url, account)
+    result = make_adapter(pds, account, transport).deliver(
+        ours, make_request("never written", retry=True), now=PUBLISH_AT
+    )
+    assert (result.outcome, result.reason) == ("failed", "reauthorization_required")
+    assert (result.error or "").startswith("http_401: "), result.error
+    assert posts_on_pds(pds, account) == []
 
 
 def test_bluesky_repeat_of_the_same_record_is_a_no_op(

@@ -220,6 +220,38 @@ def test_mastodon_revoked_token_fails_with_reauthorization_required(
     assert account.token not in (result.error or "")
 
 
+def test_mastodon_lost_answer_then_revoked_token_retry_finds_the_status(
+    stand_in: tuple[MastodonStandIn, str], account: Account, clock: Clock
+) -> None:
+    # Given an attempt whose status was made but whose answer was lost
+    state, base = stand_in
+    subject = adapter(base, account)
+    state.lose_next_answers(1)
+    with pytest.raises(RetryableDeliveryError):
+        subject.deliver(channel(), request(), now=clock())
+    # When the token is revoked before the retry (within the key's hour)
+    state.revoke(account.token)
+    clock.instant += timedelta(minutes=2)
+    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    # Then the retry finds the status among the public ones: published, not posted again
+    [status] = state.statuses_of(account)
+    assert (result.outcome, result.remote_id) == ("published", status.id)
+
+
+def test_mastodon_revoked_token_on_a_retry_with_nothing_posted_is_reauthorization_required(
+    stand_in: tuple[MastodonStandIn, str], account: Account, clock: Clock
+) -> None:
+    state, base = stand_in
+    state.fail_next(503)
+    subject = adapter(base, account)
+    with pytest.raises(RetryableDeliveryError):
+        subject.deliver(channel(), request(), now=clock())
+    state.revoke(account.token)
+    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    assert (result.outcome, result.reason) == ("failed", "reauthorization_required")
+    assert state.statuses_of(account) == []
+
+
 def test_mastodon_422_fails_with_the_instance_message(
     stand_in: tuple[MastodonStandIn, str], account: Account, clock: Clock
 ) -> None:

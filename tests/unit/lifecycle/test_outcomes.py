@@ -63,7 +63,7 @@ def test_final_failed_without_error_text_names_the_status() -> None:
         DeliveryResult(outcome="failed", http_status=403),
         T0,
     )
-    assert (r.delivery.status, r.delivery.last_error) == (DeliveryStatus.FAILED, "HTTP 403")
+    assert (r.delivery.status, r.delivery.last_error) == (DeliveryStatus.FAILED, "http_403")
 
 
 def test_retryable_under_max_attempts_is_retry_scheduled_after_the_jitter() -> None:

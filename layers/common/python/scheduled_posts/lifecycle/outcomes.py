@@ -185,7 +185,7 @@ def final(
             }
         )
         return ChannelRound(new, attempt)
-    error = result.error or f"HTTP {result.http_status}"
+    error = result.error or f"http_{result.http_status}"  # the word of docs/dispatch.md
     if result.reason is not None:  # e.g. "reauthorization_required: Mastodon refused ..."
         error = f"{result.reason}: {error}"
     new = delivery.model_copy(
@@ -219,7 +219,7 @@ def retryable(
 ) -> ChannelRound:
     """A retryable error: ``retry_scheduled`` at :func:`plan_retry`'s time, or ``failed`` when
     it says the delivery is exhausted (``docs/dispatch.md``, "State machine")."""
-    error = str(exc) or f"HTTP {exc.http_status}"
+    error = str(exc) or f"http_{exc.http_status}"
 
     def jitter(attempt: int) -> float:
         return full_jitter(

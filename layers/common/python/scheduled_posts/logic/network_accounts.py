@@ -87,12 +87,7 @@ class CredentialChecker:
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
     ) -> None:
-        self.http = OutboundHttp(
-            allowed_origins=settings.allowed_origins,
-            timeout_seconds=settings.DELIVERY_TIMEOUT_SECONDS,
-            transport=transport,
-            resolver=resolver,
-        )
+        self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
 
     def check_mastodon(self, instance_url: str, access_token: SecretStr) -> CheckedCredentials:
         """Verify a Mastodon token and read the instance's limits.

@@ -82,11 +82,18 @@ def rotate_signing_secret(
     ChannelNotFoundError
         Missing or another user's channel (404).
     StateConflictError
-        A concurrent rotation won, or :data:`MAX_VALID_SECRETS` would be valid at once (409).
+        A concurrent rotation won, :data:`MAX_VALID_SECRETS` would be valid at once, or the
+        channel is a network channel (``mastodon``, ``bluesky``), which has no signing secret
+        (409; docs/decisions.md N-F2).
     """
     channel = channels.get(owner, channel_id)
     if channel is None:
         raise ChannelNotFoundError("channel not found")
+    if channel.platform != "webhook":
+        raise StateConflictError(
+            f"{channel.platform} channels have no signing secret to rotate: only webhook "
+            "deliveries are signed. To replace this channel's credentials, PATCH the channel."
+        )
     now = clock.now()
     previous = secrets_kept_on_rotation(
         channel.signing_secret,

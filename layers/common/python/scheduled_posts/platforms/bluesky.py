@@ -13,7 +13,8 @@ Exactly once without a server-side idempotency key:
   and no write, and a different record with 400 ``InvalidSwap``. (``createRecord`` on an
   existing key answers 500 there, not a clean conflict, so it is not used.)
 - A retry (``first_attempt_at`` set: an earlier attempt's answer may have been lost) first
-  reads the key with ``com.atproto.repo.getRecord``: our text there is the published post;
+  reads the key with ``com.atproto.repo.getRecord`` (a public read, so it works after the
+  credentials were revoked too): our text there is the published post;
   400 ``RecordNotFound`` means write. ``InvalidSwap`` is checked the same way (a mention that
   resolved differently changes the facets, not the post): our text and ``createdAt`` there is
   ours; anything else means someone else wrote at that key, and the delivery fails.
@@ -50,16 +51,18 @@ from scheduled_posts.platforms.http import (
     DestinationRefusedError,
     HttpAnswer,
     MethodTransport,
+    NetworkAdapter,
     OutboundError,
     OutboundHttp,
     RateLimitBudget,
+    answer_error,
     error_message,
-    needs_reauthorization,
-    rate_limit_wait_seconds,
+    rate_limited_error,
     retryable,
 )
-from scheduled_posts.platforms.text_length import bluesky_limits, check_length
+from scheduled_posts.platforms.text_length import bluesky_limits
 from scheduled_posts.platforms.url_policy import Resolver
+from scheduled_posts.platforms.webhook import http_word
 from scheduled_posts.settings import Settings
 
 NETWORK = "bluesky"
@@ -197,13 +200,15 @@ class BlueskyClient:
             answer.status == 400 and _xrpc_error(answer) in _CREDENTIAL_ERRORS
         ):
             raise CredentialsRefusedError(
-                f"Bluesky refused the credentials: {error_message(answer)}"
+                f"Bluesky refused the credentials: {error_message(answer)}",
+                kind=http_word(answer.status),
             )
         fields = ("did", "handle", "accessJwt", "refreshJwt")
         if answer.status != 200 or not all(isinstance(data.get(f), str) for f in fields):
             raise OutboundError(
-                f"Bluesky answered HTTP {answer.status} to {method}: {error_message(answer)}",
+                f"Bluesky answered {answer.status} to {method}: {error_message(answer)}",
                 maybe_sent=False,
+                kind=http_word(answer.status),
             )
         return BlueskySession(
             did=data["did"],
@@ -243,13 +248,14 @@ class BlueskyClient:
             headers={"Authorization": f"Bearer {session.access_jwt.get_secret_value()}"},
         )
 
-    def get_record(self, service_url: str, session: BlueskySession, rkey: str) -> HttpAnswer:
-        """``com.atproto.repo.getRecord`` of ``rkey`` in the account's posts."""
+    def get_record(self, service_url: str, did: str, rkey: str) -> HttpAnswer:
+        """``com.atproto.repo.getRecord`` of ``rkey`` in ``did``'s posts: a public read (no
+        token: https://docs.bsky.app/docs/api/com-atproto-repo-get-record), so it answers
+        even once the credentials are revoked."""
         return self.http.request(
             "GET",
             self._url(service_url, "com.atproto.repo.getRecord"),
-            query={"repo": session.did, "collection": POST_COLLECTION, "rkey": rkey},
-            headers={"Authorization": f"Bearer {session.access_jwt.get_secret_value()}"},
+            query={"repo": did, "collection": POST_COLLECTION, "rkey": rkey},
         )
 
 
@@ -261,7 +267,7 @@ class _ReauthorizeError(Exception):
         super().__init__(message)
 
 
-class BlueskyAdapter:
+class BlueskyAdapter(NetworkAdapter):
     """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``bluesky`` channels.
 
     Parameters
@@ -288,17 +294,10 @@ class BlueskyAdapter:
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
     ) -> None:
-        self.client = BlueskyClient(
-            OutboundHttp(
-                allowed_origins=settings.allowed_origins,
-                timeout_seconds=settings.DELIVERY_TIMEOUT_SECONDS,
-                transport=transport,
-                resolver=resolver,
-            )
-        )
+        super().__init__(settings, transport=transport, resolver=resolver, budget=budget)
+        self.client = BlueskyClient(self.http)
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
-        self.budget = budget or RateLimitBudget()
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -310,15 +309,9 @@ class BlueskyAdapter:
         RetryableDeliveryError
             On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
         """
-        refused = needs_reauthorization(channel)
-        if refused is not None:
-            return refused
-        self.budget.check(channel.channel_id, network=NETWORK, now=now)
-        broken = check_length(NETWORK, request.content, bluesky_limits())
-        if broken:
-            return DeliveryResult(
-                outcome="failed", reason="too_long", error=broken[0].message(channel.name)
-            )
+        stop = self.gate(channel, now=now) or self.too_long(channel, request, bluesky_limits())
+        if stop is not None:
+            return stop
         access = self.access(channel)
         rkey = tid(
             request.publish_at, schedule_id=request.schedule_id, channel_id=channel.channel_id
@@ -326,12 +319,12 @@ class BlueskyAdapter:
         try:
             return self._deliver(channel, access, request, rkey, now=now)
         except _ReauthorizeError as exc:
-            self.sessions.put(channel, None)
+            self.sessions.put(channel, None)  # a later delivery logs in again
             return DeliveryResult(
                 outcome="failed", reason="reauthorization_required", error=str(exc)
             )
         except DestinationRefusedError as exc:
-            return DeliveryResult(outcome="failed", error=f"destination refused: {exc}")
+            return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
         except OutboundError as exc:
             raise retryable(NETWORK, exc) from exc
 
@@ -345,13 +338,7 @@ class BlueskyAdapter:
         now: datetime,
     ) -> DeliveryResult:
         if request.first_attempt_at is not None:
-            existing = self._call(
-                channel,
-                access,
-                lambda s: self.client.get_record(access.service_url, s, rkey),
-                now=now,
-            )
-            found = self._ours(existing, request)
+            found = self._read_ours(channel, access, request, rkey, now=now)
             if found is not None:
                 return found
         session = self._session(channel, access)
@@ -365,27 +352,21 @@ class BlueskyAdapter:
         if answer.status == 200:
             return self._published(answer, session.did, rkey)
         if answer.status == 400 and _xrpc_error(answer) == "InvalidSwap":
-            existing = self._call(
-                channel,
-                access,
-                lambda s: self.client.get_record(access.service_url, s, rkey),
-                now=now,
-            )
-            found = self._ours(existing, request)
+            found = self._read_ours(channel, access, request, rkey, now=now)
             if found is not None:
                 return found
             return DeliveryResult(
                 outcome="failed",
                 http_status=400,
                 reason="refused",
-                error=f"InvalidSwap: a different record already exists at at://{session.did}/"
-                f"{POST_COLLECTION}/{rkey}",
+                error=f"http_400: InvalidSwap: a different record already exists at "
+                f"at://{session.did}/{POST_COLLECTION}/{rkey}",
             )
         return DeliveryResult(
             outcome="failed",
             http_status=answer.status,
             reason="refused",
-            error=f"Bluesky refused the post (HTTP {answer.status}): {error_message(answer)}",
+            error=answer_error(answer, "Bluesky refused the post"),
         )
 
     def _record(self, access: BlueskyAccess, request: DeliveryRequest) -> dict[str, Any]:
@@ -403,6 +384,26 @@ class BlueskyAdapter:
             record["langs"] = [request.language]
         return record
 
+    def _read_ours(
+        self,
+        channel: Channel,
+        access: BlueskyAccess,
+        request: DeliveryRequest,
+        rkey: str,
+        *,
+        now: datetime,
+    ) -> DeliveryResult | None:
+        """getRecord of ``rkey`` (without a token: a retry after revoked credentials still
+        finds a post an earlier attempt wrote): the published result when it holds our post
+        (:meth:`_ours`)."""
+        account = channel.account
+        did = account.did if account and account.did else self._session(channel, access).did
+        existing = self.client.get_record(access.service_url, did, rkey)
+        wait = self.budget.note(channel.channel_id, existing, now=now)
+        if existing.status == 429:
+            raise rate_limited_error(NETWORK, existing, now=now, wait=wait)
+        return self._ours(existing, request)
+
     def _ours(self, answer: HttpAnswer, request: DeliveryRequest) -> DeliveryResult | None:
         """The published result when ``answer`` (a getRecord) holds our post; None when the
         key is free or holds another record."""
@@ -410,8 +411,7 @@ class BlueskyAdapter:
             return None
         if answer.status != 200:
             raise RetryableDeliveryError(
-                f"bluesky answered HTTP {answer.status} to getRecord: {error_message(answer)}",
-                http_status=answer.status,
+                answer_error(answer, "bluesky answered getRecord"), http_status=answer.status
             )
         data = answer.json_object()
         value = data.get("value") if isinstance(data.get("value"), dict) else {}
@@ -445,7 +445,7 @@ class BlueskyAdapter:
         try:
             session = self.client.create_session(access)
         except CredentialsRefusedError as exc:
-            raise _ReauthorizeError(str(exc)) from exc
+            raise _ReauthorizeError(f"{exc.kind}: {exc}") from exc
         self.sessions.put(channel, session)
         return session
 
@@ -472,17 +472,11 @@ class BlueskyAdapter:
             break
         wait = self.budget.note(channel.channel_id, answer, now=now)
         if answer.status in (401, 403):
-            raise _ReauthorizeError(f"Bluesky refused the session: {error_message(answer)}")
+            raise _ReauthorizeError(answer_error(answer, "Bluesky refused the session"))
         if answer.status == 429:
-            raise RetryableDeliveryError(
-                "bluesky answered 429 Too Many Requests",
-                http_status=429,
-                rate_limited=True,
-                retry_after_seconds=rate_limit_wait_seconds(answer, now=now) or wait,
-            )
+            raise rate_limited_error(NETWORK, answer, now=now, wait=wait)
         if answer.status >= 500:
             raise RetryableDeliveryError(
-                f"bluesky answered HTTP {answer.status}: {error_message(answer)}",
-                http_status=answer.status,
+                answer_error(answer, "bluesky answered"), http_status=answer.status
             )
         return answer

@@ -2,11 +2,16 @@
 checks, under the same URL policy and transport as webhooks.
 
 Every request URL is checked with
-:func:`~scheduled_posts.platforms.url_policy.check_destination` (a fresh DNS answer, public
-addresses only unless the origin is in ``OUTBOUND_ALLOWED_ORIGINS``), and the transport connects
+:func:`~scheduled_posts.platforms.url_policy.check_destination` under the webhooks' policy (a
+fresh DNS answer, public addresses only unless the origin is in ``OUTBOUND_ALLOWED_ORIGINS``, the
+port rules ``WEBHOOK_ALLOWED_PORTS``/``WEBHOOK_REFUSED_PORTS``), and the transport connects
 to a checked address itself (no second lookup), never follows redirects, is bounded by
 ``DELIVERY_TIMEOUT_SECONDS`` and reads at most
 :data:`~scheduled_posts.platforms.webhook.MAX_RESPONSE_BYTES` of an answer.
+
+Errors say what happened in the words of webhook attempt errors (docs/dispatch.md):
+:attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.webhook.AttemptError` word or
+``http_<status>``, and :func:`answer_error` starts with ``http_<status>``.
 
 Rate-limit headers are read here once for both networks (:func:`rate_limit_wait_seconds`):
 
@@ -21,19 +26,18 @@ Rate-limit headers are read here once for both networks (:func:`rate_limit_wait_
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlencode
 
 from scheduled_posts.errors import RetryableDeliveryError
-from scheduled_posts.models.network import ChannelStatus
+from scheduled_posts.models.network import ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryResult
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.text_length import check_length
 from scheduled_posts.platforms.url_policy import (
-    Destination,
     Resolver,
     UnresolvableDestinationError,
     UnsafeDestinationError,
@@ -41,32 +45,23 @@ from scheduled_posts.platforms.url_policy import (
     system_resolver,
 )
 from scheduled_posts.platforms.webhook import (
+    AttemptError,
+    Transport,
     TransportError,
-    TransportResponse,
     Urllib3Transport,
     header,
+    http_word,
     parse_retry_after,
+    send_to_addresses,
 )
+from scheduled_posts.settings import Settings
 
 #: A reset value at or above this (seconds) is an absolute Unix time, below it delta-seconds.
 _EPOCH_THRESHOLD = 1_000_000_000
 
 
-class MethodTransport(Protocol):
-    """Sends one request with any method (:class:`Urllib3Transport` is one)."""
-
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        """Send ``method destination.target`` to ``address``; raises ``TransportError``."""
-        ...
+#: The transport of the network adapters: the webhooks' (``method=`` is ``GET`` or ``POST``).
+MethodTransport = Transport
 
 
 class OutboundError(Exception):
@@ -75,23 +70,33 @@ class OutboundError(Exception):
     ``maybe_sent`` is False when no byte of the request left this host (refused destination,
     name that does not resolve, connection that failed), True when the request may have reached
     the network and its answer was lost (a timeout or a dropped connection after sending).
+    ``kind`` is the attempt-error word (:class:`AttemptError` or ``http_<status>``); by default
+    ``connection_lost`` when ``maybe_sent``, else ``connect_failed``.
     """
 
-    def __init__(self, message: str, *, maybe_sent: bool) -> None:
+    def __init__(self, message: str, *, maybe_sent: bool, kind: str | None = None) -> None:
         super().__init__(message)
         self.maybe_sent = maybe_sent
+        if kind is None:
+            kind = AttemptError.CONNECTION_LOST if maybe_sent else AttemptError.CONNECT_FAILED
+        self.kind = str(kind)
 
 
 class CredentialsRefusedError(Exception):
     """The network refused the credentials (or the URL policy refused its URL) at a credential
-    check; ``str(exc)`` quotes the network's reason and never contains a credential."""
+    check; ``str(exc)`` quotes the network's reason and never contains a credential. ``kind``
+    is the attempt-error word (``http_<status>`` or ``destination_refused``)."""
+
+    def __init__(self, message: str, *, kind: str = AttemptError.DESTINATION_REFUSED) -> None:
+        super().__init__(message)
+        self.kind = str(kind)
 
 
 class DestinationRefusedError(OutboundError):
     """The URL policy refuses the URL (not retryable: the URL will not change by itself)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, maybe_sent=False)
+        super().__init__(message, maybe_sent=False, kind=AttemptError.DESTINATION_REFUSED)
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,9 @@ class OutboundHttp:
     allowed_origins
         ``Settings.allowed_origins`` (``OUTBOUND_ALLOWED_ORIGINS``, formerly
         ``WEBHOOK_ALLOWED_ORIGINS``).
+    allowed_ports, refused_ports
+        ``Settings.allowed_ports`` and ``Settings.refused_ports``: the port rules of
+        :func:`~scheduled_posts.platforms.url_policy.check_destination`.
     timeout_seconds
         Bound of one whole exchange (``DELIVERY_TIMEOUT_SECONDS``).
     transport, resolver
@@ -140,15 +148,38 @@ class OutboundHttp:
         *,
         allowed_origins: Sequence[str],
         timeout_seconds: float,
+        allowed_ports: Sequence[int] = (),
+        refused_ports: Sequence[int] = (),
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
         user_agent: str = "scheduled-posts/1",
     ) -> None:
         self.allowed_origins = tuple(allowed_origins)
+        self.allowed_ports = tuple(allowed_ports)
+        self.refused_ports = tuple(refused_ports)
         self.timeout_seconds = timeout_seconds
         self.transport: MethodTransport = transport or Urllib3Transport()
         self.resolver: Resolver = resolver or system_resolver
         self.user_agent = user_agent
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        transport: MethodTransport | None = None,
+        resolver: Resolver | None = None,
+    ) -> OutboundHttp:
+        """The outbound HTTP of the adapters and the credential check: the URL policy of
+        ``settings`` (origins and ports, as for webhooks) and ``DELIVERY_TIMEOUT_SECONDS``."""
+        return cls(
+            allowed_origins=settings.allowed_origins,
+            allowed_ports=settings.allowed_ports,
+            refused_ports=settings.refused_ports,
+            timeout_seconds=settings.DELIVERY_TIMEOUT_SECONDS,
+            transport=transport,
+            resolver=resolver,
+        )
 
     def request(
         self,
@@ -173,10 +204,14 @@ class OutboundHttp:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
         try:
             destination = check_destination(
-                url, allowed_origins=self.allowed_origins, resolver=self.resolver
+                url,
+                allowed_origins=self.allowed_origins,
+                resolver=self.resolver,
+                allowed_ports=self.allowed_ports,
+                refused_ports=self.refused_ports,
             )
         except UnresolvableDestinationError as exc:
-            raise OutboundError(str(exc), maybe_sent=False) from exc
+            raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.DNS_ERROR) from exc
         except UnsafeDestinationError as exc:
             raise DestinationRefusedError(str(exc)) from exc
         body = b""
@@ -189,25 +224,19 @@ class OutboundHttp:
             body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
             sent_headers["Content-Type"] = "application/json"
         sent_headers.update(headers or {})
-        deadline = time.monotonic() + self.timeout_seconds
-        last: TransportError | None = None
-        for address in destination.addresses:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                answer = self.transport.send(
+        try:
+            answer = send_to_addresses(
+                destination,
+                self.timeout_seconds,
+                lambda address, remaining: self.transport.send(
                     destination, address, body, sent_headers, remaining, method=method
-                )
-            except TransportError as exc:
-                last = exc
-                if not exc.connect_failed:
-                    break
-                continue
-            return HttpAnswer(status=answer.status, headers=answer.headers, body=answer.body)
-        reason = str(last) if last is not None else "timed out"
-        maybe_sent = last is not None and not last.connect_failed
-        raise OutboundError(f"{destination.host}: {reason}", maybe_sent=maybe_sent) from last
+                ),
+            )
+        except TransportError as exc:
+            raise OutboundError(
+                f"{destination.host}: {exc}", maybe_sent=not exc.connect_failed, kind=exc.kind
+            ) from exc
+        return HttpAnswer(status=answer.status, headers=answer.headers, body=answer.body)
 
 
 def _reset_seconds(value: str | None, *, now: datetime) -> float | None:
@@ -297,15 +326,21 @@ class RateLimitBudget:
             del self._until[channel_id]
             return
         raise RetryableDeliveryError(
-            f"{network} rate limit spent until {until.isoformat()}",
+            f"rate_limited: {network} rate limit spent until {until.isoformat()}",
             rate_limited=True,
             retry_after_seconds=(until - now).total_seconds(),
         )
 
 
 def retryable(network: str, exc: OutboundError) -> RetryableDeliveryError:
-    """The retryable delivery error for a transport failure (no answer)."""
-    return RetryableDeliveryError(f"{network}: {exc}")
+    """The retryable delivery error for a transport failure (no answer):
+    ``<kind>: <network>: <detail>``."""
+    return RetryableDeliveryError(f"{exc.kind}: {network}: {exc}")
+
+
+def answer_error(answer: HttpAnswer, what: str) -> str:
+    """``http_<status>: <what>: <the network's message>`` (an attempt error, docs/dispatch.md)."""
+    return f"{http_word(answer.status)}: {what}: {error_message(answer)}"
 
 
 def error_message(answer: HttpAnswer, *, limit: int = 300) -> str:
@@ -315,7 +350,75 @@ def error_message(answer: HttpAnswer, *, limit: int = 300) -> str:
     parts = [str(data[k]) for k in ("error", "message") if isinstance(data.get(k), str)]
     text = ": ".join(dict.fromkeys(parts)) or answer.body[:limit].decode("utf-8", "replace")
     text = " ".join(text.split())
-    return text[:limit] or f"HTTP {answer.status}"
+    return text[:limit] or "(no message)"
+
+
+def rate_limited_error(
+    network: str, answer: HttpAnswer, *, now: datetime, wait: float | None
+) -> RetryableDeliveryError:
+    """The error of a 429: ``rate_limited``, waiting ``Retry-After`` or the reset header (else
+    ``wait``, what :meth:`RateLimitBudget.note` found), so no attempt is used up."""
+    return RetryableDeliveryError(
+        answer_error(answer, f"{network} rate limit"),
+        http_status=429,
+        rate_limited=True,
+        retry_after_seconds=rate_limit_wait_seconds(answer, now=now) or wait,
+    )
+
+
+class NetworkAdapter:
+    """What the network adapters share: outbound HTTP under the URL policy of ``settings``
+    (:meth:`OutboundHttp.from_settings`), the channel's rate-limit budget, and the checks made
+    before any request (:meth:`before_request`). Subclasses set ``platform``.
+
+    Parameters
+    ----------
+    settings
+        ``OUTBOUND_ALLOWED_ORIGINS``, the port rules and ``DELIVERY_TIMEOUT_SECONDS``.
+    transport, resolver
+        Injectable for tests.
+    budget
+        The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
+    """
+
+    platform: str
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        transport: MethodTransport | None = None,
+        resolver: Resolver | None = None,
+        budget: RateLimitBudget | None = None,
+    ) -> None:
+        self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
+        self.budget = budget or RateLimitBudget()
+
+    def gate(self, channel: Channel, *, now: datetime) -> DeliveryResult | None:
+        """The final result when the channel needs new credentials
+        (:func:`needs_reauthorization`), else ``None`` to go on.
+
+        Raises
+        ------
+        RetryableDeliveryError
+            ``rate_limited=True`` while the channel's budget is spent.
+        """
+        refused = needs_reauthorization(channel)
+        if refused is None:
+            self.budget.check(channel.channel_id, network=self.platform, now=now)
+        return refused
+
+    def too_long(
+        self, channel: Channel, request: DeliveryRequest, limits: ChannelLimits | None
+    ) -> DeliveryResult | None:
+        """The ``failed`` result (reason ``too_long``, never truncated) when the text breaks
+        ``limits``, else ``None``."""
+        broken = check_length(self.platform, request.content, limits)
+        if broken:
+            return DeliveryResult(
+                outcome="failed", reason="too_long", error=broken[0].message(channel.name)
+            )
+        return None
 
 
 def needs_reauthorization(channel: Channel) -> DeliveryResult | None:

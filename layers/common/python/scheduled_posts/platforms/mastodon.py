@@ -9,6 +9,8 @@ Endpoints (https://docs.joinmastodon.org/methods/):
   ``Idempotency-Key: <schedule_id>:<channel_id>``: Mastodon answers a repeat of a key with the
   status it created the first time, for about an hour
   (https://docs.joinmastodon.org/methods/statuses/#create).
+- A retry answered 401/403 (the token was revoked since an earlier attempt) looks the same
+  way before failing with ``reauthorization_required``.
 - After that hour, a retry of a delivery whose answer was lost first reads
   ``GET /api/v1/accounts/{id}/statuses`` (with the token; without it when the token may not
   read, which shows the public statuses) and takes a status created since the first attempt
@@ -45,16 +47,18 @@ from scheduled_posts.platforms.http import (
     DestinationRefusedError,
     HttpAnswer,
     MethodTransport,
+    NetworkAdapter,
     OutboundError,
     OutboundHttp,
     RateLimitBudget,
+    answer_error,
     error_message,
-    needs_reauthorization,
-    rate_limit_wait_seconds,
+    rate_limited_error,
     retryable,
 )
-from scheduled_posts.platforms.text_length import check_length, mastodon_limits
+from scheduled_posts.platforms.text_length import mastodon_limits
 from scheduled_posts.platforms.url_policy import Resolver
+from scheduled_posts.platforms.webhook import http_word
 from scheduled_posts.settings import Settings
 
 #: How long after the first attempt the ``Idempotency-Key`` is trusted, in seconds: Mastodon
@@ -158,12 +162,15 @@ class MastodonClient:
             raise CredentialsRefusedError(f"instance_url refused: {exc}") from exc
         if answer.status in (401, 403, 422):
             raise CredentialsRefusedError(
-                f"Mastodon refused the access token: {error_message(answer)}"
+                f"Mastodon refused the access token: {error_message(answer)}",
+                kind=http_word(answer.status),
             )
         account = answer.json_object()
         if answer.status != 200 or not account.get("id"):
             raise OutboundError(
-                f"Mastodon answered HTTP {answer.status} to verify_credentials", maybe_sent=False
+                f"Mastodon answered {answer.status} to verify_credentials",
+                maybe_sent=False,
+                kind=http_word(answer.status),
             )
         instance = self.http.request("GET", self._url(instance_url, "/api/v2/instance"))
         statuses: dict[str, Any] = {}
@@ -173,7 +180,9 @@ class MastodonClient:
                 statuses = configuration["statuses"]
         elif instance.status >= 500 or instance.status == 429:
             raise OutboundError(
-                f"Mastodon answered HTTP {instance.status} to /api/v2/instance", maybe_sent=False
+                f"Mastodon answered {instance.status} to /api/v2/instance",
+                maybe_sent=False,
+                kind=http_word(instance.status),
             )
         return MastodonAccount(
             account_id=str(account["id"]),
@@ -245,15 +254,14 @@ def _created_since(status: dict[str, Any], since: datetime) -> bool:
 
 def _answer_error(answer: HttpAnswer, doing: str) -> RetryableDeliveryError:
     return RetryableDeliveryError(
-        f"mastodon answered HTTP {answer.status} {doing}: {error_message(answer)}",
-        http_status=answer.status,
+        answer_error(answer, f"mastodon answered {doing}"), http_status=answer.status
     )
 
 
 AccessLoader = Callable[[Channel], MastodonAccess]
 
 
-class MastodonAdapter:
+class MastodonAdapter(NetworkAdapter):
     """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``mastodon`` channels.
 
     Parameters
@@ -279,16 +287,9 @@ class MastodonAdapter:
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
     ) -> None:
-        self.client = MastodonClient(
-            OutboundHttp(
-                allowed_origins=settings.allowed_origins,
-                timeout_seconds=settings.DELIVERY_TIMEOUT_SECONDS,
-                transport=transport,
-                resolver=resolver,
-            )
-        )
+        super().__init__(settings, transport=transport, resolver=resolver, budget=budget)
+        self.client = MastodonClient(self.http)
         self.access = access
-        self.budget = budget or RateLimitBudget()
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -301,16 +302,13 @@ class MastodonAdapter:
         RetryableDeliveryError
             On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
         """
-        refused = needs_reauthorization(channel)
-        if refused is not None:
-            return refused
-        self.budget.check(channel.channel_id, network=NETWORK, now=now)
+        stop = self.gate(channel, now=now)
+        if stop is not None:
+            return stop
         access = self.access(channel)
-        broken = check_length(NETWORK, request.content, access.limits)
-        if broken:
-            return DeliveryResult(
-                outcome="failed", reason="too_long", error=broken[0].message(channel.name)
-            )
+        stop = self.too_long(channel, request, access.limits)
+        if stop is not None:
+            return stop
         try:
             found = self._already_published(access, request, now=now)
             if found is not None:
@@ -321,8 +319,14 @@ class MastodonAdapter:
                 idempotency_key=request.idempotency_key,
                 language=request.language,
             )
+            if answer.status in (401, 403) and request.first_attempt_at is not None:
+                # The Idempotency-Key cannot answer for a revoked token: did an earlier
+                # attempt post it? (the account's public statuses need no token)
+                found = self._published_since(access, request, request.first_attempt_at)
+                if found is not None:
+                    return found
         except DestinationRefusedError as exc:
-            return DeliveryResult(outcome="failed", error=f"destination refused: {exc}")
+            return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
         except OutboundError as exc:
             raise retryable(NETWORK, exc) from exc
         return self._outcome(channel, answer, now=now)
@@ -333,6 +337,13 @@ class MastodonAdapter:
         first = request.first_attempt_at
         if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
             return None  # the Idempotency-Key still answers for an earlier attempt
+        return self._published_since(access, request, first)
+
+    def _published_since(
+        self, access: MastodonAccess, request: DeliveryRequest, first: datetime
+    ) -> DeliveryResult | None:
+        """The published result of a status with the post's text made since ``first`` (the
+        first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
         status = self.client.find_status(
             access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
         )
@@ -363,20 +374,15 @@ class MastodonAdapter:
                 outcome="failed",
                 http_status=status,
                 reason="reauthorization_required",
-                error=f"Mastodon refused the access token: {error_message(answer)}",
+                error=answer_error(answer, "Mastodon refused the access token"),
             )
         if status == 429:
-            raise RetryableDeliveryError(
-                "mastodon answered 429 Too Many Requests",
-                http_status=429,
-                rate_limited=True,
-                retry_after_seconds=rate_limit_wait_seconds(answer, now=now) or wait,
-            )
+            raise rate_limited_error(NETWORK, answer, now=now, wait=wait)
         if status >= 500:
             raise _answer_error(answer, "to POST /api/v1/statuses")
         return DeliveryResult(
             outcome="failed",
             http_status=status,
             reason="refused",
-            error=f"Mastodon refused the status (HTTP {status}): {error_message(answer)}",
+            error=answer_error(answer, "Mastodon refused the status"),
         )

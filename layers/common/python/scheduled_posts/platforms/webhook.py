@@ -36,7 +36,7 @@ import math
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -88,6 +88,12 @@ class AttemptError(StrEnum):
     DNS_ERROR = "dns_error"  # the host did not resolve at send time
     CONNECTION_LOST = "connection_lost"  # the connection broke after the request was sent
     DESTINATION_REFUSED = "destination_refused"  # the URL policy refuses the URL now
+
+
+def http_word(status: int) -> str:
+    """The attempt-error word of an HTTP answer: ``http_<status>`` (docs/dispatch.md), used by
+    the webhook and the network adapters alike."""
+    return f"http_{status}"
 
 
 class StatusOutcome(StrEnum):
@@ -169,8 +175,11 @@ class Transport(Protocol):
         body: bytes,
         headers: Mapping[str, str],
         timeout: float,
+        *,
+        method: str = "POST",
     ) -> TransportResponse:
-        """POST ``body`` to ``destination.target`` at ``address``:``destination.port``.
+        """Send ``method`` (``POST`` for webhooks; the network adapters also ``GET``) with
+        ``body`` to ``destination.target`` at ``address``:``destination.port``.
 
         ``headers`` include ``Host``; TLS (``https``) uses ``destination.host`` for SNI and
         certificate verification. ``timeout`` (float seconds) bounds the whole exchange.
@@ -181,6 +190,37 @@ class Transport(Protocol):
             On a timeout or a connection error.
         """
         ...
+
+
+def send_to_addresses(
+    destination: Destination, timeout: float, send: Callable[[str, float], TransportResponse]
+) -> TransportResponse:
+    """``send(address, remaining_seconds)`` to each checked address of ``destination`` in turn,
+    all within one deadline of ``timeout`` seconds; the next address is tried only when nothing
+    was sent to the previous one (``connect_failed``). Used by the webhook and the network
+    adapters (``platforms/http.py``).
+
+    Raises
+    ------
+    TransportError
+        The last address's error, or a timeout (``connect_failed=True``: nothing was sent) when
+        no address could be tried in time.
+    """
+    deadline = time.monotonic() + timeout
+    last: TransportError | None = None
+    for address in destination.addresses:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        try:
+            return send(address, remaining)
+        except TransportError as exc:
+            last = exc
+            if not exc.connect_failed:
+                raise
+    if last is None:
+        raise TransportError("no address answered in time", timeout=True, connect_failed=True)
+    raise last
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
@@ -534,27 +574,21 @@ class WebhookAdapter:
     def _send(
         self, destination: Destination, body: bytes, headers: Mapping[str, str]
     ) -> TransportResponse:
-        timeout = self.settings.DELIVERY_TIMEOUT_SECONDS
-        deadline = time.monotonic() + timeout
-        last: TransportError | None = None
-        for address in destination.addresses:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                return self.transport.send(destination, address, body, headers, remaining)
-            except TransportError as exc:
-                last = exc
-                if not exc.connect_failed:
-                    break
-        if last is None:
-            raise RetryableDeliveryError(f"{AttemptError.TIMEOUT}: no address answered in time")
-        raise RetryableDeliveryError(f"{last.kind}: {last}") from last
+        try:
+            return send_to_addresses(
+                destination,
+                self.settings.DELIVERY_TIMEOUT_SECONDS,
+                lambda address, remaining: self.transport.send(
+                    destination, address, body, headers, remaining
+                ),
+            )
+        except TransportError as exc:
+            raise RetryableDeliveryError(f"{exc.kind}: {exc}") from exc
 
     def _outcome(self, response: TransportResponse, *, now: datetime) -> DeliveryResult:
         status = response.status
         outcome = outcome_for_status(status)
-        word = f"http_{status}"
+        word = http_word(status)
         if outcome is StatusOutcome.PUBLISHED:
             return DeliveryResult(
                 outcome="published", http_status=status, remote_id=remote_id_of(response.body)
