@@ -152,13 +152,15 @@ class Assumptions:
     cold_start_s: float = 1.0
     webhook_median_s: float = 0.200
     webhook_sigma: float = 0.6
-    worker_calls_before_send: int = 3  # GetItem post, claim UpdateItem, idempotency PutItem
-    worker_calls_after_send: int = 4  # idempotency save, final UpdateItem, attempt PutItem, release
+    #: GetItem post, claim UpdateItem (start marks), release UpdateItem, idempotency PutItem
+    worker_calls_before_send: int = 4
+    worker_calls_after_send: int = 2  # idempotency save, final UpdateItem (issue 16, W2)
     #: Worker write units per post, matched to ``bench/cost.py``'s measurement of the real worker
-    #: (12 per one-channel post: a transactional claim 6, idempotency put 1, attempt put 1,
-    #: idempotency completion and final post updates 4).
-    posts_write_units_before_send: float = 6.0
-    posts_write_units_after_send: float = 4.0
+    #: (6 per one-channel post since issue 16: claim 1 and pending release 1 before the send,
+    #: the final post update 2 after it, the item being just over 1 KB; idempotency put 1 and
+    #: completion 1).
+    posts_write_units_before_send: float = 2.0
+    posts_write_units_after_send: float = 2.0
     idempotency_write_units_before_send: float = 1.0
     idempotency_write_units_after_send: float = 1.0
     due_mark_write_units: float = 1.0
