@@ -227,10 +227,11 @@ def goals_section(results: dict[str, dict[str, Any] | None]) -> str:
             f"{usd}", usd <= 7.0 and usd < sched, "cost")  # fmt: skip
     capacity = results.get("capacity_sim")
     if capacity:
-        baseline = dict(capacity["baseline"])
+        # The CDK app's prod defaults (older runs: the model's baseline).
+        wanted = dict((capacity.get("cdk_defaults") or {}).get("prod") or capacity["baseline"])
         for run in capacity["runs"]:
-            if run["config"] == baseline and run["posts"] == 100_000:
-                add("100,000 posts in a minute, CDK defaults", "p99 ≤ 60 s",
+            if run["config"] == wanted and run["posts"] == 100_000:
+                add("100,000 posts in a minute, CDK defaults (prod)", "p99 ≤ 60 s",
                     f"p99 {run['p99']:.1f} s", run["p99"] <= 60, "capacity")  # fmt: skip
     cold = results.get("cold_start")
     if cold:
