@@ -184,19 +184,16 @@ def lag_section(result: dict[str, Any]) -> str:
 #: "Lean write path (issue 16)"). The figures beside them come from the result files.
 GOAL_NOTES = {
     "write units": "binds: the sweeper's enqueued mark (1 unit), the pending-counter release "
-    "(1), the two idempotency-record writes (2), and the published post item back over 1 KB "
-    "since the networks merge (`first_attempt_at`; the final update bills 2). Next levers: "
-    "a post item under 1 KB again, drop the sweeper's own mark (W4).",
-    "cost": "binds: DynamoDB writes and the worker's Lambda time waiting on the webhook "
-    "(modelled at 512 MB, one post at a time). Next levers: W4, concurrent posts within a "
-    "batch (issue 17) and a smaller memory size, both to be measured; the Scheduler model "
-    "also got cheaper, as it is priced with the same (now smaller) post item.",
-    "capacity": "binds: with a new on-demand table (4,000 WRU/s) the posts and idempotency "
-    "tables' write throughput, then the event source mapping's ramp. The figure is from the "
-    "capacity run of the date in `docs/capacity.md`, before the worker's units fell from 12 to "
-    "5 (the model's assumptions now carry 5; its re-run did not finish on the shared machine). "
-    "Next lever: warm throughput on both tables, concurrent posts within a batch, several "
-    "dispatch queues (rows of `docs/capacity.md`), not yet the CDK app's defaults.",
+    "(1), the two idempotency-record writes (2), and the published post item just over 1 KB "
+    "(the final update bills 2). Next levers: a post item under 1 KB again (the owner in "
+    "`gsi1pk`, W1), drop the sweeper's own mark (W4).",
+    "cost": "binds: DynamoDB writes (the post's units plus the outbox's feed items, issue 14), "
+    "the outbox's EventBridge events and the worker's Lambda time waiting on the webhook "
+    "(modelled at 512 MB); the Scheduler model has no outbox. Next levers: W4, a post item "
+    "under 1 KB, the feed's items smaller or in their own table, and a memory size chosen from "
+    "measurements on Lambda (none reachable here).",
+    "capacity": "binds: the posts and idempotency tables' write throughput (about 7 and 2 "
+    "units per post with the relay's feed items), then the event source mapping's ramp.",
     "cold start": "measured while several fault suites ran on the same 2 cores: boto3 alone "
     "took 3.6-6.4 s to import (the whole api handler took 0.47 s in the quieter run of "
     "2026-11-29), so the excess is load, not code. "
