@@ -152,13 +152,15 @@ class Assumptions:
     cold_start_s: float = 1.0
     webhook_median_s: float = 0.200
     webhook_sigma: float = 0.6
-    worker_calls_before_send: int = 3  # GetItem post, claim UpdateItem, idempotency PutItem
-    worker_calls_after_send: int = 4  # idempotency save, final UpdateItem, attempt PutItem, release
+    #: GetItem post, claim UpdateItem (start marks), release UpdateItem, idempotency PutItem
+    worker_calls_before_send: int = 4
+    worker_calls_after_send: int = 2  # idempotency save, final UpdateItem (issue 16, W2)
     #: Worker write units per post, matched to ``bench/cost.py``'s measurement of the real worker
-    #: (12 per one-channel post: a transactional claim 6, idempotency put 1, attempt put 1,
-    #: idempotency completion and final post updates 4).
-    posts_write_units_before_send: float = 6.0
-    posts_write_units_after_send: float = 4.0
+    #: (6 per one-channel post since issue 16: claim 1 and pending release 1 before the send,
+    #: the final post update 2 after it, the item being just over 1 KB; idempotency put 1 and
+    #: completion 1).
+    posts_write_units_before_send: float = 2.0
+    posts_write_units_after_send: float = 2.0
     idempotency_write_units_before_send: float = 1.0
     idempotency_write_units_after_send: float = 1.0
     due_mark_write_units: float = 1.0
@@ -493,6 +495,25 @@ SCALED = Config(
     dispatch_queues=10,
     region_concurrency=10_000,
 )
+#: The CDK app's stage defaults as the model sees them (``infra/config.py`` ``STAGE_DEFAULTS``,
+#: held equal to the synthesized templates by ``tests/infrastructure/test_capacity_defaults.py``):
+#: shards, lookahead, the worker mapping's maximum concurrency and batch size, the posts and
+#: idempotency tables' warm write throughput (4,000 = none set, a new on-demand table), the
+#: batch's records delivered concurrently (decisions H12), one dispatch queue, the Region's
+#: default concurrency. The sweeper sweeps its shards in turn (``logic/sweep.py``).
+CDK_DEFAULTS: dict[str, Config] = {
+    "dev": Config(
+        write_shards=8, max_concurrency=5, batch_size=5, sweeper_parallelism=1, batch_parallel=True
+    ),
+    "prod": Config(
+        write_shards=16,
+        max_concurrency=500,
+        batch_size=5,
+        sweeper_parallelism=1,
+        batch_parallel=True,
+        table_write_units_per_s=20_000.0,
+    ),
+}
 #: One factor at a time around the baseline, then the smallest settings that meet p99 < 60 s.
 VARIATIONS: dict[str, tuple[Any, ...]] = {
     "write_shards": (1, 8, 32),
@@ -504,7 +525,8 @@ VARIATIONS: dict[str, tuple[Any, ...]] = {
 
 
 def configs_for_sweep() -> list[Config]:
-    """The baseline, each one-factor variation, then the grid of the capacity levers."""
+    """The baseline, each one-factor variation, then the grid of the capacity levers, then the
+    CDK app's stage defaults (:data:`CDK_DEFAULTS`)."""
     configs = [BASELINE]
     for name, values in VARIATIONS.items():
         configs += [replace(BASELINE, **{name: v}) for v in values]
@@ -522,6 +544,7 @@ def configs_for_sweep() -> list[Config]:
     ]
     configs += [replace(SCALED, lookahead_s=lk) for lk in (30, 60, 120, 600)]
     configs += [replace(SCALED, write_shards=shards) for shards in (1, 8, 32)]
+    configs += list(CDK_DEFAULTS.values())
     return list(dict.fromkeys(configs))
 
 
@@ -555,6 +578,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "limits": {k: asdict(v) for k, v in LIMITS.items()},
         "assumptions": asdict(Assumptions()),
         "baseline": asdict(BASELINE),
+        "cdk_defaults": {stage: asdict(config) for stage, config in CDK_DEFAULTS.items()},
         "runs": [r.row() for r in results],
         "p99_under_60s": passing(results),
         "wall_seconds": round(time.perf_counter() - started, 1),

@@ -93,6 +93,12 @@ class StageConfig(BaseModel):
     worker_timeout_seconds: int = Field(sizing.DEFAULT_WORKER_TIMEOUT_SECONDS, ge=10, le=900)
     #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide).
     worker_max_concurrency: int = Field(10, ge=2, le=1000)
+    #: Warm throughput (write request units per second) of the posts and idempotency tables, or
+    #: None for a new on-demand table's 4,000 (DynamoDB Developer Guide, "On-demand capacity
+    #: mode" and "Understanding DynamoDB warm throughput"). The capacity model
+    #: (``docs/capacity.md``) sizes it for a burst of due posts: about 7 posts-table and 2
+    #: idempotency write units per one-channel post per second of the burst.
+    table_warm_write_units_per_second: int | None = Field(None, ge=4000, le=400_000)
     api_timeout_seconds: int = Field(29, ge=3, le=30)
     sweeper_timeout_seconds: int = Field(50, ge=10, le=LOOKAHEAD_MARGIN_SECONDS - 10)
     watchdog_timeout_seconds: int = Field(50, ge=10, le=900)
@@ -182,7 +188,10 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         "stage": "prod",
         "retain_data": True,
         "log_retention_days": 90,
-        "worker_max_concurrency": 50,
+        # 100,000 one-channel posts due in one minute: p99 lag 17.7 s in the capacity model
+        # with these two (docs/capacity.md, row "CDK prod defaults"; decisions W8).
+        "worker_max_concurrency": 500,
+        "table_warm_write_units_per_second": 20_000,
         "api_throttle_rate_limit": 200.0,
         "api_throttle_burst_limit": 400,
         "settings": {"WRITE_SHARD_COUNT": 16},

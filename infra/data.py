@@ -32,6 +32,11 @@ def _string_key(name: str | None) -> dynamodb.Attribute | None:
 class DataConstruct(Construct):
     """The three tables: on-demand, point-in-time recovery, AWS-managed KMS encryption, TTL.
 
+    ``warm_write_units_per_second`` (write request units per second, or None for a new on-demand
+    table's 4,000) is set as warm throughput on the posts and idempotency tables, so they serve
+    a burst of due posts at once (DynamoDB Developer Guide, "Understanding DynamoDB warm
+    throughput"; sized by ``bench/capacity_sim.py``, ``docs/capacity.md``).
+
     Attributes
     ----------
     posts, due_index, idempotency : aws_dynamodb.Table
@@ -40,12 +45,27 @@ class DataConstruct(Construct):
         sessions (envelope encryption, ``data/credentials.py``); yearly rotation.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, retain: bool) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        retain: bool,
+        warm_write_units_per_second: int | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
         self._retain = retain
-        self.posts = self._build_table(POSTS_TABLE)
+        # The worker's writes go to the posts and idempotency tables: their write throughput is
+        # what binds a burst of due posts (docs/capacity.md); the due index is written by the
+        # sweeper, one partition per shard, capped per partition whatever the table's warmth.
+        warm = (
+            dynamodb.WarmThroughput(write_units_per_second=warm_write_units_per_second)
+            if warm_write_units_per_second
+            else None
+        )
+        self.posts = self._build_table(POSTS_TABLE, warm=warm)
         self.due_index = self._build_table(DUE_INDEX_TABLE)
-        self.idempotency = self._build_table(IDEMPOTENCY_TABLE)
+        self.idempotency = self._build_table(IDEMPOTENCY_TABLE, warm=warm)
         self.credentials_key = self._build_credentials_key()
 
     def _build_credentials_key(self) -> kms.Key:
@@ -62,7 +82,9 @@ class DataConstruct(Construct):
         cfn.override_logical_id("CredentialsKey")  # replacing it would orphan every credential
         return key
 
-    def _build_table(self, definition: TableDef) -> dynamodb.Table:
+    def _build_table(
+        self, definition: TableDef, *, warm: dynamodb.WarmThroughput | None = None
+    ) -> dynamodb.Table:
         table = dynamodb.Table(
             self,
             definition.logical_id,
@@ -79,6 +101,7 @@ class DataConstruct(Construct):
                 if definition.stream_view_type
                 else None
             ),
+            warm_throughput=warm,
             deletion_protection=self._retain,
             removal_policy=RemovalPolicy.RETAIN if self._retain else RemovalPolicy.DESTROY,
         )

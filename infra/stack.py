@@ -74,7 +74,12 @@ class ScheduledPostsStack(Stack):
             python_version=config.python_version,
             retain=config.retain_data,
         )
-        self.data = DataConstruct(self, "Data", retain=config.retain_data)
+        self.data = DataConstruct(
+            self,
+            "Data",
+            retain=config.retain_data,
+            warm_write_units_per_second=config.table_warm_write_units_per_second,
+        )
         self.dispatch = DispatchConstruct(
             self,
             "Dispatch",

@@ -116,8 +116,6 @@ def create_post(
         created_at=now,
         updated_at=now,
         shard=shard,
-        due_bucket=keys.due_bucket(publish_at, shard),
-        due_sk=keys.order_key(publish_at, sid),
     )
     items: list[dict[str, Any]] = [
         {"Put": {"TableName": settings.POSTS_TABLE_NAME, "Item": post.to_item()}},
@@ -157,8 +155,6 @@ def move_post(settings: Settings, post: Post, *, publish_at: datetime, now: date
             "publish_at": publish_at,
             "version": post.version + 1,
             "updated_at": now,
-            "due_bucket": keys.due_bucket(publish_at, post.shard),
-            "due_sk": keys.order_key(publish_at, post.schedule_id),
         }
     )
     items: list[dict[str, Any]] = [

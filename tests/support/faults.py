@@ -342,6 +342,21 @@ def _is_claim(kwargs: Mapping[str, Any]) -> bool:
     return {"publishing", "scheduled"} <= values and "lease_token" in names
 
 
+def _is_round_record(kwargs: Mapping[str, Any]) -> bool:
+    """A round's record written as one ``UpdateItem`` (``PostStore.save_round`` with every
+    attempt folded into the post item): deliveries changed under the lease token's guard,
+    without setting a new lease token (a claim or a lease renewal does)."""
+    names = kwargs.get("ExpressionAttributeNames") or {}
+    token = [p for p, n in names.items() if n == "lease_token"]
+    update = str(kwargs.get("UpdateExpression") or "")
+    condition = str(kwargs.get("ConditionExpression") or "")
+    return (
+        "deliveries" in names.values()
+        and bool(token)
+        and all(p in condition and p not in update for p in token)
+    )
+
+
 class FaultyClient:
     """A low-level DynamoDB client wrapper: throttles any call; for the worker role, crashes
     ``before_final_write`` (the round's transaction)."""
@@ -395,7 +410,7 @@ class _Meta:
 class FaultyTable:
     """A boto3 ``Table`` wrapper (same methods, ``name`` and ``meta.client``): throttles; for the
     worker role, crashes ``before_claim``/``after_claim`` around the claim's conditional
-    update."""
+    update, and ``before_final_write`` before a round recorded as one ``UpdateItem``."""
 
     def __init__(self, table: Any, plan: FaultPlan, role: str) -> None:
         self._table = table
@@ -417,6 +432,8 @@ class FaultyTable:
             claim = self._role == "worker" and name == "update_item" and _is_claim(kwargs)
             if claim:
                 self._plan.maybe_crash("before_claim", identity)
+            elif self._role == "worker" and name == "update_item" and _is_round_record(kwargs):
+                self._plan.maybe_crash("before_final_write", identity)
             self._plan.maybe_throttle(self._role, name, identity)
             result = attr(**kwargs)
             if claim:

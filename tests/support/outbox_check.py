@@ -195,6 +195,26 @@ def _committed(rig: Any) -> list[tuple[str, list[BaseEvent]]]:
     return records
 
 
+def expected_events(
+    committed: list[tuple[str, list[BaseEvent]]], problems: list[str]
+) -> tuple[dict[str, BaseEvent], dict[str, list[str]]]:
+    """(events by id, event ids per post or series in commit order) of the ``committed``
+    (sequence number, derived events) records; an id derived by two committed changes (or twice
+    by one) is added to ``problems``: ids name facts, so two changes never share one."""
+    expected: dict[str, BaseEvent] = {}
+    order: dict[str, list[str]] = {}
+    for sequence, events in committed:
+        for event in events:
+            if event.event_id in expected:
+                problems.append(
+                    f"outbox: two committed changes derive event {event.event_id} "
+                    f"(again at {sequence}: {json.dumps(event_body(event))[:200]})"
+                )
+            expected[event.event_id] = event
+            order.setdefault(str(event.schedule_id or event.series_id), []).append(event.event_id)
+    return expected, order
+
+
 def check_outbox(
     world: Any,
     *,
@@ -239,14 +259,7 @@ def check_outbox(
     for point in ("before_bus", "after_bus", "feed"):
         totals[f"relay_crash_{point}"] = crashes[f"point_{point}"]
 
-    expected: dict[str, BaseEvent] = {}
-    order: dict[str, list[str]] = {}
-    for _, events in _committed(rig):
-        for event in events:
-            if event.event_id in expected:
-                problems.append(f"outbox: two committed changes derive event {event.event_id}")
-            expected[event.event_id] = event
-            order.setdefault(str(event.schedule_id or event.series_id), []).append(event.event_id)
+    expected, order = expected_events(_committed(rig), problems)
     totals["events_expected"] = len(expected)
     totals["events_sent"] = len(bus.sent)
     seen: dict[str, list[str]] = {}

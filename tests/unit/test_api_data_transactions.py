@@ -1,4 +1,5 @@
-"""PostRepository transaction handling without DynamoDB: bounded TransactionConflict retries."""
+"""PostRepository transaction handling without DynamoDB: bounded TransactionConflict retries
+(edit and cancel are transactions; create is ordered single writes since issue 16)."""
 
 from __future__ import annotations
 
@@ -58,23 +59,27 @@ def _post() -> Post:
     )
 
 
-def test_create_transaction_conflict_is_retried_then_succeeds() -> None:
+def _edited(post: Post) -> Post:
+    return post.model_copy(update={"content": "y", "version": post.version + 1})
+
+
+def test_edit_transaction_conflict_is_retried_then_succeeds() -> None:
     client = _Client([_cancelled("TransactionConflict", "None", "None")] * 2)
-    _repo(client).create(_post(), late=False, max_pending=10)
+    _repo(client).replace(_post(), _edited(_post()), old_late=False, new_late=False)
     assert client.calls == 3
 
 
-def test_create_transaction_conflict_every_time_gives_up_as_409() -> None:
+def test_edit_transaction_conflict_every_time_gives_up_as_409() -> None:
     client = _Client([_cancelled("TransactionConflict", "None", "None")] * 10)
     with pytest.raises(TransactionConflictError) as info:
-        _repo(client).create(_post(), late=False, max_pending=10)
+        _repo(client).replace(_post(), _edited(_post()), old_late=False, new_late=False)
     assert client.calls == TRANSACTION_ATTEMPTS
     assert info.value.status == 409
 
 
-def test_create_other_client_error_is_not_retried() -> None:
+def test_edit_other_client_error_is_not_retried() -> None:
     error = ClientError({"Error": {"Code": "ValidationException", "Message": "x"}}, "Tx")
     client = _Client([error])
     with pytest.raises(ClientError):
-        _repo(client).create(_post(), late=False, max_pending=10)
+        _repo(client).replace(_post(), _edited(_post()), old_late=False, new_late=False)
     assert client.calls == 1

@@ -1,9 +1,7 @@
-"""A create whose transaction committed but whose answer was lost (botocore retried it).
+"""A create whose post put committed but whose answer was lost (botocore retried it).
 
-DynamoDB answers a retried ``TransactWriteItems`` carrying the same ``ClientRequestToken`` with
-success; moto ignores the token, so there the retry fails the post's own
-``attribute_not_exists`` condition (``[ConditionalCheckFailed, None, None]``). Either way the
-create committed and must answer 201, never 500.
+The retry fails the post's own ``attribute_not_exists`` condition. The create committed and
+must answer 201, never 500, and count the post once.
 """
 
 from __future__ import annotations
@@ -20,14 +18,16 @@ FAR = "2026-11-30T09:30:00Z"
 
 
 class LostFirstAnswer:
-    """Wraps ``transact_write_items``: the first call commits, then fails the way botocore's
-    retry of it does on moto (the same request sent again after the first one committed)."""
+    """Wraps ``put_item``: the first put of a post item commits, then is sent again the way
+    botocore retries a request whose answer was lost."""
 
     def __init__(self, original: Callable[..., Any]) -> None:
         self.original = original
         self.calls: list[dict[str, Any]] = []
 
     def __call__(self, **kwargs: Any) -> Any:
+        if (kwargs.get("Item") or {}).get("sk") not in ("POST", {"S": "POST"}):
+            return self.original(**kwargs)
         self.calls.append(kwargs)
         if len(self.calls) > 1:
             return self.original(**kwargs)
@@ -43,8 +43,8 @@ def channel(alice: ApiClient) -> str:
 @pytest.fixture
 def lost_answer(channel: str, monkeypatch: pytest.MonkeyPatch) -> LostFirstAnswer:
     client = dynamodb_resource().meta.client
-    wrapper = LostFirstAnswer(client.transact_write_items)
-    monkeypatch.setattr(client, "transact_write_items", wrapper)
+    wrapper = LostFirstAnswer(client.put_item)
+    monkeypatch.setattr(client, "put_item", wrapper)
     return wrapper
 
 
@@ -60,18 +60,16 @@ def test_create_post_answer_lost_after_commit_returns_201(
 ) -> None:
     answer = _create(alice, channel)
 
+    assert len(lost_answer.calls) == 1  # sent twice by the wrapper: committed, then retried
     assert answer.status == 201, answer.json
     assert alice.get(f"/v1/scheduled-posts/{answer.json['schedule_id']}").status == 200
 
 
-def test_create_post_transaction_carries_a_client_request_token_per_post(
-    alice: ApiClient, channel: str, lost_answer: LostFirstAnswer
+def test_create_post_answer_lost_after_commit_counts_the_post_once(
+    alice: ApiClient, channel: str, lost_answer: LostFirstAnswer, tables: Any
 ) -> None:
-    lost_answer.calls.append({})  # no lost answer this time: plain calls
-    _create(alice, channel)
     _create(alice, channel)
 
-    tokens = [call.get("ClientRequestToken") for call in lost_answer.calls[1:]]
-    assert len(tokens) == 2
-    assert all(tokens) and len(set(tokens)) == 2
-    assert all(len(token) <= 36 for token in tokens)  # the API's limit (1-36 characters)
+    pending = tables.posts.get_item(Key={"pk": f"OWNER#{alice.sub}", "sk": "PENDING"})["Item"]
+    assert len(lost_answer.calls) == 1  # sent twice by the wrapper: committed, then retried
+    assert int(pending["pending"]) == 1

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import boto3
 import pytest
-from boto3.dynamodb.conditions import Key
 from moto import mock_aws
 
 from functions.sweeper.handler import make_lambda_handler as make_sweeper_handler
@@ -19,7 +17,9 @@ from functions.worker.handler import make_lambda_handler as make_worker_handler
 from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.post_store import PostStore
+from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.queue import DispatchQueue
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.logic.sweep import Sweeper
 from scheduled_posts.logic.watchdog import rescue_expired_leases
@@ -115,14 +115,15 @@ class FirePath:
         )
 
     def attempts(self, post: Post) -> list[dict[str, Any]]:
-        """The post's attempt rows, in start order (what ``GET .../attempts`` reads)."""
-        table = boto3.resource("dynamodb", region_name="us-east-1").Table(
-            self.settings.POSTS_TABLE_NAME
+        """The post's attempts, in start order, as ``GET .../attempts`` answers them: the
+        attempt rows merged with the attempts kept on the post item."""
+        repo = PostRepository(
+            posts_table_name=self.settings.POSTS_TABLE_NAME,
+            due_table_name=self.settings.DUE_INDEX_TABLE_NAME,
         )
-        return table.query(
-            KeyConditionExpression=Key("pk").eq(f"POST#{post.schedule_id}")
-            & Key("sk").begins_with("ATTEMPT#")
-        )["Items"]
+        rows = repo.list_attempts(post.schedule_id, now=self.clock.now())
+        merged = outcomes.merge_attempts(rows, self.read(post))
+        return [a.model_dump(mode="json", exclude_none=True) for a in merged]
 
     def read(self, post: Post) -> Post:
         found = PostStore(self.settings.POSTS_TABLE_NAME).get_post(post.schedule_id)

@@ -56,6 +56,10 @@ def test_retry_429_retry_after_5_waits_and_uses_no_attempt(fire: FirePath) -> No
     got = fire.read(post)
     assert got.status == PostStatus.PUBLISHED
     assert got.deliveries["c1"].attempts == 1
+    # the attempts list (a rate_limited row, then the published attempt folded into the post
+    # item, issue 16 W2) gives the try after the 429 the same number
+    listed = [(a["outcome"], a["attempt"]) for a in fire.attempts(post)]
+    assert listed == [("rate_limited", 1), ("published", 1)]
 
 
 def test_retry_400_fails_channel_after_one_attempt(fire: FirePath) -> None:

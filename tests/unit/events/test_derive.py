@@ -133,6 +133,55 @@ def test_derive_lease_renewal_or_take_over_reports_nothing(take_over: bool) -> N
     assert checked(old, applied(old, change)) == []
 
 
+def test_derive_lease_renewal_marking_a_retrying_delivery_started_reports_nothing() -> None:
+    # Given a post whose c2 waits for a retry, recorded under lease-1 (delivery.retrying)
+    old = publishing()
+    retry_at = NOW + timedelta(seconds=30)
+    waiting = {"c2": delivered(DeliveryStatus.RETRY_SCHEDULED, "c2", next_attempt_at=retry_at)}
+    mid = applied(
+        old,
+        transitions.record_round(
+            post(old), deliveries=waiting, now=NOW, lease_expires_at=LEASE_END
+        ),
+    )
+    (retrying,) = checked(old, mid)
+    # When the lease holder renews to start the retry, marking c2 started (issue 16, W2)
+    change = transitions.renew_lease(
+        post(mid), new_token="lease-2", lease_expires_at=LEASE_END, now=retry_at, starting=("c2",)
+    )
+    marked = applied(mid, change)
+    # Then the mark is on the item, but the write derives no event (not the retrying one again)
+    assert marked["deliveries"]["c2"]["started_at"]
+    assert retrying.type == EventType.DELIVERY_RETRYING  # type: ignore[attr-defined]
+    assert checked(mid, marked) == []
+
+
+def test_derive_claim_marking_deliveries_started_is_post_claimed_alone() -> None:
+    old = item()
+    change = transitions.claim(
+        post(old), lease_token="lease-1", lease_expires_at=LEASE_END, now=NOW, starting=("c1", "c3")
+    )
+    assert types(checked(old, applied(old, change))) == [EventType.POST_CLAIMED]
+
+
+def test_derive_start_mark_moved_with_an_outcome_still_reports_the_outcome() -> None:
+    # Given a started retry of c2; when the round records it failed and clears the mark
+    old = item(
+        PostStatus.PUBLISHING,
+        lease_token="lease-1",
+        deliveries={
+            "c1": delivered(DeliveryStatus.PUBLISHED, "c1", published_at=NOW, lag_seconds=1.0),
+            "c2": delivered(DeliveryStatus.RETRY_SCHEDULED, "c2", started_at=NOW),
+        },
+    )
+    failed = {"c2": Delivery(channel_id="c2", status=DeliveryStatus.FAILED, attempts=2)}
+    change = transitions.record_round(
+        post(old), deliveries=failed, now=LATER, lease_expires_at=LEASE_END
+    )
+    # Then the outcome is reported
+    assert types(checked(old, applied(old, change))) == [EventType.DELIVERY_FAILED]
+
+
 def test_derive_round_with_one_published_and_one_retry_is_two_delivery_events() -> None:
     old = publishing()
     retry_at = NOW + timedelta(seconds=30)

@@ -222,3 +222,58 @@ def test_dead_lettered_fails_only_owed_deliveries() -> None:
 
 def test_current_deliveries_defaults_missing_channels_to_pending() -> None:
     assert outcomes.current_deliveries(POST)["c2"].status == DeliveryStatus.PENDING
+
+
+# -- attempts kept on the post item (issue 16, W2) -------------------------------------------
+
+
+def test_attempts_on_item_published_delivery_gives_its_folded_attempt() -> None:
+    # Given a delivery whose published attempt was folded into the post item
+    folded = Delivery(
+        channel_id="c1",
+        status=DeliveryStatus.PUBLISHED,
+        attempts=2,
+        published_at=T0 + timedelta(seconds=1),
+        lag_seconds=1.0,
+        started_at=T0,
+        http_status=201,
+    )
+    post = POST.model_copy(update={"deliveries": {"c1": folded}})
+    # When the item's attempts are listed
+    [attempt] = outcomes.attempts_on_item(post)
+    # Then it is the published attempt, whole
+    assert attempt == Attempt(
+        channel_id="c1",
+        attempt=2,
+        started_at=T0,
+        finished_at=T0 + timedelta(seconds=1),
+        outcome="published",
+        http_status=201,
+        lag_seconds=1.0,
+    )
+
+
+def test_attempts_on_item_owed_delivery_with_a_start_mark_is_a_started_attempt() -> None:
+    marked = Delivery(channel_id="c2", attempts=1, started_at=T0)
+    post = POST.model_copy(update={"deliveries": {"c2": marked, "c1": Delivery(channel_id="c1")}})
+    assert outcomes.attempts_on_item(post) == [
+        Attempt(channel_id="c2", attempt=2, started_at=T0, outcome="started")
+    ]
+
+
+def test_merge_attempts_row_wins_over_the_same_attempt_on_the_item_in_start_order() -> None:
+    # Given a start mark also kept as a row (a retried lease write), and an earlier row
+    marked = Delivery(channel_id="c1", attempts=1, started_at=T0)
+    post = POST.model_copy(update={"deliveries": {"c1": marked}})
+    earlier = Attempt(
+        channel_id="c1",
+        attempt=1,
+        started_at=T0 - timedelta(minutes=1),
+        outcome="retryable",
+        http_status=503,
+    )
+    kept = Attempt(channel_id="c1", attempt=2, started_at=T0, outcome="started")
+    # When merged
+    merged = outcomes.merge_attempts([kept, earlier], post)
+    # Then each attempt appears once, in start order
+    assert merged == [earlier, kept]

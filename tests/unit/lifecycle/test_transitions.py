@@ -116,6 +116,25 @@ def test_claim_sets_publishing_with_lease_guarded_by_status_and_version() -> Non
     assert change.sets[("lease_expires_at",)].startswith("2026-12-01T12:01:00")
 
 
+def test_claim_marks_the_starting_attempts_on_the_item() -> None:
+    # Given a post with a delivery map for c1 only
+    scheduled = post(PostStatus.SCHEDULED).model_copy(
+        update={"deliveries": {"c1": Delivery(channel_id="c1")}}
+    )
+    # When claimed with both channels starting
+    change = transitions.claim(
+        scheduled,
+        lease_token="t",
+        lease_expires_at=NOW + timedelta(minutes=1),
+        now=NOW,
+        starting=("c1", "c2"),
+    )
+    # Then c1's start is set in place and c2 gets a whole map carrying it
+    assert change.sets[("deliveries", "c1", "started_at")].startswith("2026-12-01T12:00:00")
+    assert change.sets[("deliveries", "c2")]["started_at"].startswith("2026-12-01T12:00:00")
+    assert change.sets[("deliveries", "c2")]["status"] == "pending"
+
+
 def test_miss_sets_reason_and_ttl_guarded_by_status_and_version() -> None:
     change = CALLS["miss"](post(PostStatus.SCHEDULED))
     assert change.guard == Guard(PostStatus.SCHEDULED, version=3)
@@ -239,7 +258,16 @@ def test_reschedule_missed_removes_the_ttl_guarded_by_missed() -> None:
         old, old.model_copy(update={"status": PostStatus.SCHEDULED, "expires_at": None})
     )
     assert change.guard == Guard(PostStatus.MISSED, version=3)
-    assert change.removes == ("expires_at",)
+    assert "expires_at" in change.removes
+    assert ("expires_at",) not in change.sets
+
+
+def test_reschedule_missed_removes_the_missed_reason_instead_of_storing_null() -> None:
+    old = post(PostStatus.MISSED, status_reason="missed by 2 h")
+    new = old.model_copy(update={"status": PostStatus.SCHEDULED, "status_reason": None})
+    change = transitions.reschedule_missed(old, new)
+    assert "status_reason" in change.removes
+    assert ("status_reason",) not in change.sets
 
 
 def test_revive_occurrence_schedules_again_guarded_by_cancelled_and_version() -> None:
@@ -250,7 +278,7 @@ def test_revive_occurrence_schedules_again_guarded_by_cancelled_and_version() ->
 
     assert change.guard == Guard(PostStatus.CANCELLED, version=3)
     assert change.sets[("status",)] == "scheduled"
-    assert change.removes == ("expires_at",)
+    assert "expires_at" in change.removes
 
 
 def test_revive_occurrence_the_owner_cancelled_is_refused() -> None:

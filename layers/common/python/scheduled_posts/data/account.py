@@ -7,8 +7,8 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
   the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel;
   recurring schedules (``SERIES#<id>``/``SERIES``) through GSI ``by_owner`` under
   ``OWNER#<sub>#SERIES`` (their open-series counter is in the ``OWNER#<sub>`` partition).
-* ``DueIndexTable``: each post's due entry (``due_bucket``, ``due_sk``) and late marker
-  (``LATE#<shard>``, ``due_sk``); each series' materialization entry
+* ``DueIndexTable``: each post's due entry (keys derived from ``publish_at`` and the shard)
+  and late marker (``LATE#<shard>``, ``due_sk``); each series' materialization entry
   (``SERIES#<hour>#<shard>``, ``<extend_at>#<series_id>``).
 * ``IdempotencyTable``: the delivery records (key prefix ``deliver``, key
   ``<schedule_id>:<channel_id>``) and the create records (key prefix ``create_post``, key
@@ -188,10 +188,10 @@ class AccountStore:
         with posts.batch_writer() as batch:
             for item in self.attempt_items(post.schedule_id):
                 batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
-        if post.due_bucket and post.due_sk:
-            due.delete_item(Key={"bucket": post.due_bucket, "due": post.due_sk})
-        if post.due_sk:
-            due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": post.due_sk})
+        # The entry's keys are derived, not stored on the post (issue 16, W1).
+        due_sk = keys.order_key(post.publish_at, post.schedule_id)
+        due.delete_item(Key={"bucket": keys.due_bucket(post.publish_at, post.shard), "due": due_sk})
+        due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": due_sk})
         with idempotency.batch_writer() as batch:
             for channel_id in dict.fromkeys([*post.channel_ids, *post.deliveries]):
                 key = f"{post.schedule_id}:{channel_id}"

@@ -45,9 +45,13 @@ def render_change(change: PostChange) -> dict[str, Any]:
     """``Key`` and the expressions of ``change`` (``UpdateItem`` keyword arguments, also the body
     of a transaction's ``Update``)."""
     builder = UpdateExpression()
-    builder.set_all(change.sets)
-    if change.removes:
-        builder.remove(*change.removes)
+    # A top-level attribute set to None is removed instead of stored as NULL (an absent
+    # attribute reads as None; it keeps the item under 1 KB, issue 16 W1).
+    nulls = [path[0] for path, value in change.sets.items() if value is None and len(path) == 1]
+    builder.set_all({p: v for p, v in change.sets.items() if not (v is None and len(p) == 1)})
+    removes = tuple(dict.fromkeys((*change.removes, *nulls)))
+    if removes:
+        builder.remove(*removes)
     guard = change.guard
     builder.require_equal("status", guard.status.value)
     if guard.version is not None:
@@ -160,12 +164,22 @@ class PostStore(TableStore):
         return True
 
     def claim(
-        self, post: Post, *, lease_token: str, lease_expires_at: datetime, now: datetime
+        self,
+        post: Post,
+        *,
+        lease_token: str,
+        lease_expires_at: datetime,
+        now: datetime,
+        starting: tuple[str, ...] = (),
     ) -> Post | None:
         """:func:`transitions.claim`: the claimed post, or None when the claim was lost."""
         return self.apply(
             transitions.claim(
-                post, lease_token=lease_token, lease_expires_at=lease_expires_at, now=now
+                post,
+                lease_token=lease_token,
+                lease_expires_at=lease_expires_at,
+                now=now,
+                starting=starting,
             )
         )
 
@@ -182,6 +196,7 @@ class PostStore(TableStore):
         lease_expires_at: datetime,
         now: datetime,
         take_over: bool = False,
+        starting: tuple[str, ...] = (),
     ) -> Post | None:
         """:func:`transitions.renew_lease` (the watchdog passes ``take_over=True``); None when
         the lease was lost."""
@@ -191,6 +206,7 @@ class PostStore(TableStore):
             lease_expires_at=lease_expires_at,
             now=now,
             take_over=take_over,
+            starting=starting,
         )
         return self.apply(change)
 
@@ -214,8 +230,12 @@ class PostStore(TableStore):
         """Write one delivery round (``record_round`` or ``complete``) and its finished attempt
         rows in one transaction, under the lease token. False when the lease was lost.
 
-        At most 10 channels, so at most 11 items (``TransactWriteItems`` allows 100).
+        At most 10 channels, so at most 11 items (``TransactWriteItems`` allows 100). With no
+        row to write (a round whose attempts are all folded into the post item), one conditional
+        ``UpdateItem``: a transaction bills twice (issue 16, W2).
         """
+        if not attempts and not change.extra_items:
+            return self.apply(change) is not None
         rows = [
             {"Put": {"TableName": self.table.name, "Item": attempt_item(change.schedule_id, a, x)}}
             for a, x in ((a, attempts_expire_at) for a in attempts)

@@ -1,8 +1,9 @@
 """DynamoDB access for posts, their due-index entries, attempts and the pending counter.
 
-Create, edit and cancel are one ``TransactWriteItems`` each (``docs/data-model.md``): the post,
-its due entry (and late marker) and, on create, the pending counter, so no request can leave a
-post the sweeper never sees or an entry for a post that is not ``scheduled``.
+Edit and cancel are one ``TransactWriteItems`` each (``docs/data-model.md``): the post and its
+due entries (and late markers), so no request can leave a post the sweeper never sees or an
+entry for a post that is not ``scheduled``. Create is three ordered single-item writes (counter,
+entry, post; :meth:`PostRepository.create` says why every gap is safe), half the write units.
 
 The post's own change is decided in ``lifecycle/transitions.py`` (``edit``, ``cancel``,
 ``reschedule_missed``) and rendered by ``data/post_store.py``; this module adds the due-index and
@@ -13,7 +14,6 @@ works"); ``TransactionConflict`` is retried by ``data/dynamo.py``.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,10 +24,12 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.dynamo import (
     TransactionConflictExhaustedError,
     cancellation_reasons,
     is_cancelled,
+    is_condition_failure,
     transact,
 )
 from scheduled_posts.data.post_store import read_post, render_change
@@ -45,8 +47,6 @@ from scheduled_posts.observability import logger
 
 _ATTEMPT_PREFIX = "ATTEMPT#"
 _RELEASE_PREFIX = f"{keys.PENDING_SK}#RELEASED#"
-#: Namespace of the create transactions' ``ClientRequestToken`` (a UUID v5 of the schedule id).
-_CREATE_TOKEN_NAMESPACE = uuid.UUID("5b1f7f0e-4c1a-4e55-9c2b-2f0a6e1d9a11")
 
 
 class TransactionConflictError(ServiceError):
@@ -204,58 +204,86 @@ class PostRepository:
     # ----------------------------------------------------------------- writes
 
     def create(self, post: Post, *, late: bool, max_pending: int) -> Post:
-        """Write a new post, its due entry, its late marker (when ``late``) and count it.
+        """Count a new post, then write its due entry (and late marker, when ``late``), then
+        the post: three ordered single-item writes, not one transaction (issue 16, W3: a
+        transaction bills every item twice).
 
         Returns the stored post: ``post`` itself, or the one already stored under its id when an
         earlier try of the same create had committed (see below).
 
-        One transaction; the pending counter is ``ADD pending 1`` under
-        ``attribute_not_exists(pending) OR pending < :max``. When that condition fails, the
-        release shards are folded in and the transaction is tried once more (also when this
-        fold found nothing: another request may have just folded them).
+        1. The pending counter: ``ADD pending 1`` under ``attribute_not_exists(pending) OR
+           pending < :max``. When that condition fails, the release shards are folded in and
+           the count is tried once more (also when this fold found nothing: another request may
+           have just folded them).
+        2. The due entry (and marker), unconditional puts of the same item every time.
+        3. The post, ``attribute_not_exists(pk)``.
 
-        Each try carries a ``ClientRequestToken`` derived from the schedule id, so DynamoDB
-        answers botocore's retry of a transaction that committed (its answer lost) with success
-        rather than running it again. Where a retry still fails the post's own
-        ``attribute_not_exists`` condition (an expired token, an emulator that ignores tokens),
-        the post is re-read: it exists, and the id is a fresh UUID (or, for an idempotent
-        create, derived from the caller's key and body), so the create committed.
+        Why this order is safe (each gap is one a crash can leave): after 1 only, the counter
+        over-counts (the safe side: the reconciler repairs it); after 2, an entry has no post,
+        and the sweeper's message for it is dropped by the worker as stale; if that happened
+        before the post was written (a post due within the lookahead), the API promotes the post
+        after step 3, and failing that the reconciler sends it (a ``scheduled`` post overdue past
+        its slack). The reverse order could leave a post no sweeper ever sees.
+
+        Where the post's put fails its ``attribute_not_exists`` condition (botocore retrying a
+        put whose answer was lost, or an idempotent create replayed), the post is re-read: it
+        exists, and the id is a fresh UUID (or, for an idempotent create, derived from the
+        caller's key and body), so the create committed; the extra count stays (safe side).
 
         Raises
         ------
         LimitExceededError
             When the owner already has ``max_pending`` posts ``scheduled``.
         """
-        for attempt in (1, 2):
-            token = str(uuid.uuid5(_CREATE_TOKEN_NAMESPACE, f"{post.schedule_id}/{attempt}"))
-            try:
-                self._transact(
-                    self._create_items(post, late=late, max_pending=max_pending), token=token
+        self._count_pending(post.owner, max_pending)
+        table = self.posts_table
+        try:
+            due = self._resource.Table(self._due_name)
+            for action in self._put_entry_items(post, late=late):
+                due.put_item(Item=action["Put"]["Item"])
+            table.put_item(Item=post.to_item(), ConditionExpression="attribute_not_exists(pk)")
+        except ClientError as exc:
+            stored = self._committed(post) if is_condition_failure(exc) else None
+            if stored is not None:
+                logger.info(
+                    "create had committed before a retry", extra={"schedule_id": post.schedule_id}
                 )
-                return post
+                return stored
+            self._uncount(post)
+            raise
+        return post
+
+    def _count_pending(self, owner: str, max_pending: int) -> None:
+        """Step 1 of :meth:`create`; raises :class:`LimitExceededError` when full."""
+        for attempt in (1, 2):
+            try:
+                self.posts_table.update_item(
+                    Key={"pk": keys.owner_pk(owner), "sk": keys.PENDING_SK},
+                    UpdateExpression="ADD pending :one",
+                    ConditionExpression="attribute_not_exists(pending) OR pending < :max",
+                    ExpressionAttributeValues={":one": 1, ":max": max_pending},
+                )
+                return
             except ClientError as exc:
-                reasons = cancellation_reasons(exc)
-                if is_cancelled(exc) and reasons[:1] == ["ConditionalCheckFailed"]:
-                    stored = self._committed(post)
-                    if stored is not None:
-                        logger.info(
-                            "create had committed before a retry",
-                            extra={"schedule_id": post.schedule_id},
-                        )
-                        return stored
-                    raise
-                if not (is_cancelled(exc) and reasons[-1:] == ["ConditionalCheckFailed"]):
+                if not is_condition_failure(exc):
                     raise
                 if attempt == 1:
                     # Retry even when this fold found nothing: a rival create may have folded
                     # the releases between our refusal and our fold, freeing slots.
-                    self.fold_releases(post.owner)
+                    self.fold_releases(owner)
                     continue
                 raise LimitExceededError(
                     f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "
                     "cancel one or wait until one is published"
                 ) from exc
-        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    def _uncount(self, post: Post) -> None:
+        """Best effort: give back the count of a create that failed after counting (the
+        reconciler repairs the counter when this fails too)."""
+        try:
+            release_pending(self.posts_table, owner=post.owner, schedule_id=post.schedule_id)
+        except ClientError:
+            logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
 
     def replace(self, old: Post, new: Post, *, old_late: bool, new_late: bool) -> None:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.

@@ -25,8 +25,10 @@ a delivery (re)enters ``retry_scheduled``  ``delivery.retrying`` (with ``next_at
 a series item turns ``stopped``           ``series.stopped`` (with its reason)
 ========================================  ==========================================
 
-Lease renewals and take-overs change neither a status nor a delivery: no event. Delivery events
-come before the post's event of the same write, channels in id order.
+Lease renewals and take-overs change neither a status nor a delivery outcome: no event (the
+start marks a lease write sets on the deliveries it starts, issue 16's W2, are not outcomes:
+:data:`START_MARKS`). Delivery events come before the post's event of the same write, channels
+in id order.
 
 Event ids are UUIDv5 (RFC 9562) of a key naming the fact: ``<schedule_id>|<type>|v<version>``
 for post changes, plus the new lease token for ``post.claimed`` and the lease token that
@@ -139,6 +141,20 @@ def _channels(post: Post, new: Item) -> dict[str, ChannelOutcome]:
     }
 
 
+#: A delivery's start marks (issue 16, W2): the lease write that starts a round sets
+#: ``started_at`` on the channels it is about to deliver, and the round's record clears it (or
+#: folds the published attempt in with ``http_status``). They say an attempt is in flight, not
+#: what came of it, so they are no outcome: a write that moves only them derives no event.
+#: Without this, a lease renewal marking a ``retry_scheduled`` delivery would derive that
+#: delivery's ``delivery.retrying`` id a second time (same attempts, version and lease).
+START_MARKS = frozenset({"started_at", "http_status"})
+
+
+def _unmarked(delivery: Delivery) -> Delivery:
+    """``delivery`` without its start marks (:data:`START_MARKS`)."""
+    return delivery.model_copy(update=dict.fromkeys(START_MARKS))
+
+
 def _delivery_events(
     old: Post, new: Post, channels: dict[str, ChannelOutcome], common: dict[str, Any]
 ) -> list[BaseEvent]:
@@ -146,8 +162,8 @@ def _delivery_events(
     events: list[BaseEvent] = []
     for cid, outcome in channels.items():
         before, after = old.deliveries.get(cid), new.deliveries[cid]
-        if before == after:
-            continue
+        if before is not None and _unmarked(before) == _unmarked(after):
+            continue  # unchanged, or only its start marks moved (no fact to report)
         changed = before is None or before.status != after.status
         fact = (new.schedule_id, cid, f"a{after.attempts}", f"v{new.version}", holder)
         if after.status == DeliveryStatus.PUBLISHED and changed:

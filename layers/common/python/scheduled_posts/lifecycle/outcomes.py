@@ -349,3 +349,48 @@ def dead_lettered(deliveries: dict[str, Delivery], error: str) -> dict[str, Deli
         for cid, d in deliveries.items()
         if d.status not in TERMINAL_DELIVERY_STATUSES
     }
+
+
+def attempts_on_item(post: Post) -> list[Attempt]:
+    """The attempts recorded on the post item rather than as ``ATTEMPT#`` rows (issue 16, W2):
+    a published delivery's folded attempt (``published``, with its ``http_status`` and lag),
+    and an owed delivery's attempt in flight (``started``). Merged into
+    ``GET .../attempts`` with the rows."""
+    found: list[Attempt] = []
+    for cid, d in sorted(post.deliveries.items()):
+        if d.started_at is None:
+            continue
+        if d.status == DeliveryStatus.PUBLISHED:
+            found.append(
+                Attempt(
+                    channel_id=cid,
+                    attempt=d.attempts,
+                    started_at=d.started_at,
+                    finished_at=d.published_at,
+                    outcome="published",
+                    http_status=d.http_status,
+                    lag_seconds=d.lag_seconds,
+                    remote_id=d.remote_id,
+                    remote_url=d.remote_url,
+                )
+            )
+        else:  # in flight, or left by a round that never recorded itself
+            found.append(
+                Attempt(
+                    channel_id=cid,
+                    attempt=d.attempts + 1,
+                    started_at=d.started_at,
+                    outcome="started",
+                )
+            )
+    return found
+
+
+def merge_attempts(rows: list[Attempt], post: Post) -> list[Attempt]:
+    """``GET .../attempts``: the ``ATTEMPT#`` ``rows`` and :func:`attempts_on_item` (a row wins
+    over the same attempt on the item), in start order."""
+    seen = {(a.started_at, a.channel_id, a.attempt) for a in rows}
+    on_item = [
+        a for a in attempts_on_item(post) if (a.started_at, a.channel_id, a.attempt) not in seen
+    ]
+    return sorted([*rows, *on_item], key=lambda a: (a.started_at, a.channel_id, a.attempt))

@@ -132,12 +132,32 @@ def _lease(token: str, expires_at: datetime, shard: int) -> dict[Path, Any]:
     }
 
 
+def _starting(post: Post, channels: tuple[str, ...], now: datetime) -> dict[Path, Any]:
+    """Mark the attempts of ``channels`` started at ``now`` on the post item itself (the
+    delivery's ``started_at``), so the lease write that starts a round replaces the ``started``
+    attempt rows (issue 16, W2)."""
+    sets: dict[Path, Any] = {}
+    for cid in channels:
+        if cid in post.deliveries:
+            sets[("deliveries", cid, "started_at")] = format_instant(now)
+        else:  # no map to set a path in yet: write the whole delivery
+            sets[("deliveries", cid)] = Delivery(channel_id=cid, started_at=now).to_item()
+    return sets
+
+
 # -- scheduled -----------------------------------------------------------------------------------
 
 
-def claim(post: Post, *, lease_token: str, lease_expires_at: datetime, now: datetime) -> PostChange:
+def claim(
+    post: Post,
+    *,
+    lease_token: str,
+    lease_expires_at: datetime,
+    now: datetime,
+    starting: tuple[str, ...] = (),
+) -> PostChange:
     """``scheduled -> publishing`` with a new lease, guarded by ``status = scheduled AND
-    version``."""
+    version``; the attempts of ``starting`` (channel ids) marked started at ``now``."""
     _check("claim", post.status)
     return PostChange(
         "claim",
@@ -148,6 +168,7 @@ def claim(post: Post, *, lease_token: str, lease_expires_at: datetime, now: date
             ("status",): PostStatus.PUBLISHING.value,
             **_lease(lease_token, lease_expires_at, post.shard),
             ("updated_at",): format_instant(now),
+            **_starting(post, starting, now),
         },
     )
 
@@ -178,7 +199,12 @@ def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostCha
     sets: dict[Path, Any] = {
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
-    removes = ("expires_at",) if arrow in ("reschedule_missed", "revive_occurrence") else ()
+    # What ``new`` leaves out (None) is removed: items store no NULLs (issue 16, W1), and
+    # ``due_bucket``/``due_sk`` are no longer written (derived from publish_at and the shard).
+    absent = ("published_at", "publish_lag_seconds", "status_reason", "due_bucket", "due_sk")
+    removes = tuple(a for a in absent if a not in item)
+    if arrow in ("reschedule_missed", "revive_occurrence"):
+        removes += ("expires_at",)
     return PostChange(
         arrow, old.schedule_id, new.status, Guard(expect, version=old.version), sets, removes
     )
@@ -244,14 +270,17 @@ def renew_lease(
     lease_expires_at: datetime,
     now: datetime,
     take_over: bool = False,
+    starting: tuple[str, ...] = (),
 ) -> PostChange:
     """``publishing -> publishing`` with a new lease token: the worker continuing a post
-    (``take_over=False``) or the watchdog taking an expired lease over (``take_over=True``).
-    Guarded by ``status = publishing AND lease_token = <post.lease_token>``."""
+    (``take_over=False``, the attempts of ``starting`` marked started at ``now``) or the
+    watchdog taking an expired lease over (``take_over=True``). Guarded by ``status =
+    publishing AND lease_token = <post.lease_token>``."""
     sets: dict[Path, Any] = {
         ("lease_token",): new_token,
         ("lease_expires_at",): format_instant(lease_expires_at),
         ("updated_at",): format_instant(now),
+        **_starting(post, starting, now),
     }
     return _held("take_over" if take_over else "renew_lease", post, sets)
 
@@ -317,7 +346,7 @@ def complete(
         **_deliveries(deliveries),
         ("status",): target.value,
         ("published_at",): format_instant(published_at) if published_at else None,
-        ("publish_lag_seconds",): lag["lag_seconds"],
+        ("publish_lag_seconds",): lag.get("lag_seconds"),
         ("status_reason",): completion.status_reason,
         ("expires_at",): completion.expires_at,
     }

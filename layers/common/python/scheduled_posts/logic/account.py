@@ -27,6 +27,7 @@ from typing import Any
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.errors import StateConflictError, VersionConflictError
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.logic.posts import PostDeps, cancel_post
 from scheduled_posts.logic.series import SeriesDeps, delete_series, series_out
 from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
@@ -49,9 +50,9 @@ def export_account(
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
-        body["attempts"] = [
-            AttemptOut.of(a).model_dump(mode="json") for a in store.attempts(post.schedule_id)
-        ]
+        # Rows merged with the attempts kept on the post item (issue 16, W2).
+        attempts = outcomes.merge_attempts(store.attempts(post.schedule_id), post)
+        body["attempts"] = [AttemptOut.of(a).model_dump(mode="json") for a in attempts]
         posts.append(body)
     now = deps.clock.now()
     series = [series_out(s, now=now).model_dump(mode="json") for s in store.series(owner)]

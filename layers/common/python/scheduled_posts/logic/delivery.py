@@ -140,14 +140,13 @@ class ChannelDeliverer:
             if waiting is not None:
                 return waiting
             delivery = delivery.model_copy(update={"rate_slot": None})
+        # The start is already on the post item (the lease write of this round marked it,
+        # ``Publisher._hold``), so no ``started`` row is written here (issue 16, W2).
         started = Attempt(
             channel_id=channel_id, attempt=number, started_at=started_at, outcome="started"
         )
         if delivery.first_attempt_at is None:
             delivery = delivery.model_copy(update={"first_attempt_at": started_at})
-        self.store.put_attempt(
-            post.schedule_id, started, expires_at=attempts_expire_at(self.settings, started_at)
-        )
         return self._attempt(post, delivery, channel, started)
 
     def _attempt(

@@ -97,8 +97,6 @@ def occurrence_post(
         created_at=now,
         updated_at=now,
         shard=shard,
-        due_bucket=keys.due_bucket(at, shard),
-        due_sk=keys.order_key(at, schedule_id),
         series_id=series.series_id,
         occurrence_at=at,
     )

@@ -34,6 +34,7 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import length_errors
 from scheduled_posts.logic.promotion import promote_if_due
@@ -160,12 +161,6 @@ def _raise_if(errors: list[dict]) -> None:
         raise ValidationFailedError("the request is not valid", errors)
 
 
-def _with_due_keys(post: Post) -> Post:
-    post.due_bucket = keys.due_bucket(post.publish_at, post.shard)
-    post.due_sk = keys.order_key(post.publish_at, post.schedule_id)
-    return post
-
-
 def _promote(post: Post, now: datetime, deps: PostDeps) -> None:
     promote_if_due(post, now, promoter=deps.promoter, settings=deps.settings)
 
@@ -211,22 +206,20 @@ def create_post(
         + _channel_errors(owner, request.channel_ids, deps, content=request.content)
     )
     schedule_id = schedule_id or str(uuid.uuid4())
-    post = _with_due_keys(
-        Post(
-            schedule_id=schedule_id,
-            owner=owner,
-            status=PostStatus.SCHEDULED,
-            content=request.content,
-            media_ids=list(request.media_ids),
-            language=request.language,
-            publish_at=request.publish_at,
-            channel_ids=list(request.channel_ids),
-            deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
-            version=1,
-            created_at=now,
-            updated_at=now,
-            shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
-        )
+    post = Post(
+        schedule_id=schedule_id,
+        owner=owner,
+        status=PostStatus.SCHEDULED,
+        content=request.content,
+        media_ids=list(request.media_ids),
+        language=request.language,
+        publish_at=request.publish_at,
+        channel_ids=list(request.channel_ids),
+        deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
+        version=1,
+        created_at=now,
+        updated_at=now,
+        shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
     )
     stored = deps.posts.create(
         post,
@@ -277,8 +270,8 @@ def list_attempts(owner: str, schedule_id: str, *, deps: PostDeps) -> list[Attem
         Missing, another user's, or past its retention.
     """
     now = deps.clock.now()
-    _owned(owner, schedule_id, deps, now)
-    return deps.posts.list_attempts(schedule_id, now=now)
+    post = _owned(owner, schedule_id, deps, now)
+    return outcomes.merge_attempts(deps.posts.list_attempts(schedule_id, now=now), post)
 
 
 def _parse_bound(value: str | None, name: str) -> datetime | None:
@@ -400,7 +393,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         }
     if post.series_id is not None:  # an occurrence edited by hand leaves its series
         changes["detached"] = True
-    return _with_due_keys(post.model_copy(update=changes, deep=True))
+    return post.model_copy(update=changes, deep=True)
 
 
 @tracer.capture_method
@@ -508,7 +501,7 @@ def _reschedule_missed(
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
-    new = _with_due_keys(post.model_copy(update=changes, deep=True))
+    new = post.model_copy(update=changes, deep=True)
     deps.posts.reschedule_missed(
         post,
         new,

@@ -39,6 +39,7 @@ from scheduled_posts.clock import Clock, SystemClock, epoch_seconds
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue, delay_until
 from scheduled_posts.data.rate_limit import RateLimitStore
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.reasons import missed_reason
 from scheduled_posts.lifecycle.states import TERMINAL_POST_STATUSES, PostStatus
@@ -47,6 +48,7 @@ from scheduled_posts.logic.dead_letter import fail_dead_lettered
 from scheduled_posts.logic.delivery import (
     RETRY_HORIZON_SECONDS,
     ChannelDeliverer,
+    attempts_expire_at,
 )
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.logic.round import (
@@ -58,7 +60,7 @@ from scheduled_posts.logic.round import (
     emit,
 )
 from scheduled_posts.models.messages import DispatchMessage
-from scheduled_posts.models.post import Post
+from scheduled_posts.models.post import Attempt, Post
 from scheduled_posts.observability import logger, tracer
 from scheduled_posts.platforms.base import PlatformAdapter
 from scheduled_posts.settings import Settings
@@ -198,19 +200,28 @@ class Publisher:
         held = self._hold(post, message, now)
         if isinstance(held, RecordOutcome):
             return held
-        return self.rounds.run(held, message)
+        return self.rounds.run(held, message, started_at=now)
 
     @tracer.capture_method
     def _hold(self, post: Post, message: DispatchMessage, now: datetime) -> Post | RecordOutcome:
         """Claim a ``scheduled`` post (or miss it when overdue), or continue a ``publishing``
-        one as the lease holder; the post under this worker's lease, or the outcome."""
+        one as the lease holder; the post under this worker's lease, or the outcome.
+
+        The lease write also marks the attempts of the channels due at ``now`` as started (the
+        delivery's ``started_at``), in place of one ``started`` row per attempt; a mark left by
+        a round that never recorded itself (a crash) is first kept as its own row."""
         lease_expires_at = now + timedelta(seconds=self.settings.LEASE_SECONDS)
+        due = tuple(outcomes.due_channels(outcomes.current_deliveries(post), now))
         if post.status == PostStatus.SCHEDULED:
             lag = (now - post.publish_at).total_seconds()
             if lag > self.settings.MISFIRE_GRACE_SECONDS:
                 return self._miss(post, now, lag)
             claimed = self.store.claim(
-                post, lease_token=new_lease_token(), lease_expires_at=lease_expires_at, now=now
+                post,
+                lease_token=new_lease_token(),
+                lease_expires_at=lease_expires_at,
+                now=now,
+                starting=due,
             )
             if claimed is None:
                 return self._drop(message, "claim lost")
@@ -219,10 +230,35 @@ class Publisher:
             return claimed
         if message.lease_token is None or message.lease_token != post.lease_token:
             return self._drop(message, "not the lease holder")
+        self._keep_unrecorded_starts(post, due)
         renewed = self.store.renew_lease(
-            post, new_token=new_lease_token(), lease_expires_at=lease_expires_at, now=now
+            post,
+            new_token=new_lease_token(),
+            lease_expires_at=lease_expires_at,
+            now=now,
+            starting=due,
         )
         return renewed if renewed is not None else self._drop(message, "lease lost")
+
+    def _keep_unrecorded_starts(self, post: Post, due: tuple[str, ...]) -> None:
+        """Write a ``started`` row for each attempt marked on the item by a round that never
+        recorded itself (the new mark is about to replace it); the same key every time, so a
+        repeat after a crash writes the same row."""
+        for cid in due:
+            delivery = post.deliveries.get(cid)
+            if delivery is None or delivery.started_at is None:
+                continue
+            started = Attempt(
+                channel_id=cid,
+                attempt=delivery.attempts + 1,
+                started_at=delivery.started_at,
+                outcome="started",
+            )
+            self.store.put_attempt(
+                post.schedule_id,
+                started,
+                expires_at=attempts_expire_at(self.settings, delivery.started_at),
+            )
 
     def _wait_until(self, target: datetime, message: DispatchMessage) -> bool:
         """True when ``target`` has been reached (after at most a 1 s in-worker wait); False when

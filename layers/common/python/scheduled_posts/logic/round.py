@@ -22,7 +22,7 @@ from scheduled_posts.lifecycle.outcomes import ChannelRound
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.logic.delivery import ChannelDeliverer, attempts_expire_at
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
-from scheduled_posts.models.post import Delivery, Post
+from scheduled_posts.models.post import Attempt, Delivery, Post
 from scheduled_posts.observability import logger, metrics, tracer
 from scheduled_posts.settings import Settings
 
@@ -58,6 +58,30 @@ def drop(message: DispatchMessage, why: str) -> RecordOutcome:
     return RecordOutcome.DROPPED
 
 
+def _fold(
+    rounds: dict[str, ChannelRound], *, completing: bool
+) -> tuple[dict[str, Delivery], list[Attempt]]:
+    """The deliveries and attempt rows a round writes (issue 16, W2).
+
+    In the round that completes the post, a published attempt is folded into its delivery
+    (``started_at``, ``http_status``; the rest of the attempt is already there) instead of an
+    ``ATTEMPT#`` row, so the usual one-channel post ends with one ``UpdateItem`` and no
+    transaction. Every other attempt gets its row, and its delivery drops the start mark.
+    """
+    changed: dict[str, Delivery] = {}
+    rows: list[Attempt] = []
+    for cid, r in rounds.items():
+        attempt = r.attempt
+        if completing and attempt is not None and r.delivery.status == DeliveryStatus.PUBLISHED:
+            folded = {"started_at": attempt.started_at, "http_status": attempt.http_status}
+            changed[cid] = r.delivery.model_copy(update=folded)
+            continue
+        changed[cid] = r.delivery.model_copy(update={"started_at": None, "http_status": None})
+        if attempt is not None:
+            rows.append(attempt)
+    return changed, rows
+
+
 class RoundRecorder:
     """Runs one delivery round of a post held under this worker's lease (``settings``,
     ``store``, ``queue``, ``deliverer`` and ``clock`` as the :class:`Publisher`'s)."""
@@ -78,15 +102,20 @@ class RoundRecorder:
         self.clock = clock
 
     @tracer.capture_method
-    def run(self, post: Post, message: DispatchMessage) -> RecordOutcome:
+    def run(
+        self, post: Post, message: DispatchMessage, *, started_at: datetime | None = None
+    ) -> RecordOutcome:
         """Deliver the due channels of ``post`` and record the round; the outcome of the message.
+
+        ``started_at`` is the instant the lease write marked the due channels' attempts started
+        (default: now).
 
         Raises
         ------
         DeliveryInProgressError
             A channel is being delivered by another invocation (after the round was recorded).
         """
-        started_at = self.clock.now()
+        started_at = started_at or self.clock.now()
         current = outcomes.current_deliveries(post)
         due = outcomes.due_channels(current, started_at)
         rounds: dict[str, ChannelRound] = {}
@@ -111,7 +140,7 @@ class RoundRecorder:
                 )
         now = self.clock.now()
         owed = outcomes.owed(current)
-        changed = {cid: r.delivery for cid, r in rounds.items()}
+        changed, attempts = _fold(rounds, completing=not owed)
         next_at = max(now, min(d.next_attempt_at or now for d in owed)) if owed else None
         completion = None
         if next_at is not None:
@@ -127,7 +156,6 @@ class RoundRecorder:
                 expires_at=epoch_seconds(now + timedelta(days=self.settings.RETENTION_DAYS)),
             )
             change = transitions.complete(post, deliveries=changed, completion=completion, now=now)
-        attempts = [r.attempt for r in rounds.values() if r.attempt is not None]
         if not self.store.save_round(
             change, attempts=attempts, attempts_expire_at=attempts_expire_at(self.settings, now)
         ):

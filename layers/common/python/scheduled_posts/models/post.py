@@ -65,25 +65,34 @@ class Delivery(BaseModel):
     #: Waits the destination asked for (429s and ``Retry-After``s), bounded by
     #: ``MAX_DESTINATION_WAITS`` (``lifecycle/outcomes.plan_retry``).
     destination_waits: int = 0
+    #: The start of the attempt this map itself records (issue 16, W2): while the delivery is
+    #: owed, the attempt in flight (written by the lease write that starts the round, so no
+    #: ``started`` row is needed); once ``published``, the published attempt, folded into the
+    #: post item instead of an ``ATTEMPT#`` row. None when every attempt has its own row.
+    started_at: datetime | None = None
+    #: The HTTP status of the folded published attempt (with ``started_at``); None otherwise.
+    http_status: int | None = None
 
     def to_item(self) -> dict[str, Any]:
+        """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
+        attribute reads as None), so the post item stays under 1 KB (issue 16, W1)."""
         item: dict[str, Any] = {
             "status": self.status.value,
             "attempts": self.attempts,
-            "destination_waits": self.destination_waits,
+            # 0 is the default: left out like None, every byte counts toward the 1 KB unit
+            "destination_waits": self.destination_waits or None,
             "remote_id": self.remote_id,
             "published_at": _opt_str(self.published_at),
             "last_error": self.last_error,
             "next_attempt_at": _opt_str(self.next_attempt_at),
             "lag_seconds": _dec(self.lag_seconds),
+            "rate_slot": self.rate_slot,
+            "remote_url": self.remote_url,
+            "first_attempt_at": _opt_str(self.first_attempt_at),
+            "started_at": _opt_str(self.started_at),
+            "http_status": self.http_status,
         }
-        if self.rate_slot is not None:
-            item["rate_slot"] = self.rate_slot
-        if self.remote_url is not None:
-            item["remote_url"] = self.remote_url
-        if self.first_attempt_at is not None:
-            item["first_attempt_at"] = format_instant(self.first_attempt_at)
-        return item
+        return {name: value for name, value in item.items() if value is not None}
 
     @classmethod
     def from_item(cls, channel_id: str, item: dict[str, Any]) -> Delivery:
@@ -100,6 +109,8 @@ class Delivery(BaseModel):
             destination_waits=int(item.get("destination_waits", 0)),
             remote_url=item.get("remote_url"),
             first_attempt_at=_opt_instant(item.get("first_attempt_at")),
+            started_at=_opt_instant(item.get("started_at")),
+            http_status=int(item["http_status"]) if item.get("http_status") is not None else None,
         )
 
 
@@ -126,8 +137,6 @@ class Post(BaseModel):
     publish_lag_seconds: float | None = None
     status_reason: str | None = None
     shard: int = 0
-    due_bucket: str | None = None
-    due_sk: str | None = None
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
     expires_at: int | None = None
@@ -138,7 +147,7 @@ class Post(BaseModel):
     detached: bool = False
 
     def to_item(self) -> dict[str, Any]:
-        """The full DynamoDB item (boto3 resource types)."""
+        """The full DynamoDB item (boto3 resource types); attributes that are None are absent."""
         item: dict[str, Any] = {
             "pk": keys.post_pk(self.schedule_id),
             "sk": keys.POST_SK,
@@ -154,15 +163,18 @@ class Post(BaseModel):
             "version": self.version,
             "created_at": format_instant(self.created_at),
             "updated_at": format_instant(self.updated_at),
-            "published_at": _opt_str(self.published_at),
-            "publish_lag_seconds": _dec(self.publish_lag_seconds),
-            "status_reason": self.status_reason,
             "shard": self.shard,
-            "due_bucket": self.due_bucket,
-            "due_sk": self.due_sk,
             "gsi1pk": keys.owner_posts_gsi_pk(self.owner),
             "gsi1sk": keys.order_key(self.publish_at, self.schedule_id),
         }
+        optional = {
+            "published_at": _opt_str(self.published_at),
+            "publish_lag_seconds": _dec(self.publish_lag_seconds),
+            "status_reason": self.status_reason,
+        }
+        # None is left out, never stored as NULL: an absent attribute reads as None and every
+        # byte counts toward the 1 KB write unit (issue 16, W1).
+        item.update({name: value for name, value in optional.items() if value is not None})
         if self.lease_token is not None:
             item["lease_token"] = self.lease_token
         if self.lease_expires_at is not None:
@@ -200,8 +212,6 @@ class Post(BaseModel):
             publish_lag_seconds=_num(item.get("publish_lag_seconds")),
             status_reason=item.get("status_reason"),
             shard=int(item.get("shard", 0)),
-            due_bucket=item.get("due_bucket"),
-            due_sk=item.get("due_sk"),
             lease_token=item.get("lease_token"),
             lease_expires_at=_opt_instant(item.get("lease_expires_at")),
             expires_at=int(item["expires_at"]) if item.get("expires_at") is not None else None,
