@@ -24,6 +24,7 @@ clock).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -160,6 +161,12 @@ class FaultPlan:
     touches: list[Touch] = field(default_factory=list)
     #: Every message sent: ``(role, sender's clock at the send, DelaySeconds, body)``.
     sends: list[tuple[str, datetime, int, dict[str, Any]]] = field(default_factory=list)
+    #: Every send refused: ``(role, reference time, body)``.
+    refused_sends: list[tuple[str, datetime, dict[str, Any]]] = field(default_factory=list)
+    #: Roles whose first batch of two or more messages gets its last entry refused (when sends
+    #: are refused at all): a partly accepted sweeper page in every world, which a sweep that
+    #: moved its watermark past it would leave to the reconciler (``_check_sweeper_resends``).
+    partial_refusal_pending: set[str] = field(default_factory=lambda: {"sweeper"})
     #: The reference clock (the worker's); set by the world.
     now: Callable[[], datetime] | None = None
     #: The world's backoff settings, to bound a retried answer's wait.
@@ -500,6 +507,11 @@ class FaultySqs:
         row = REFUSED_SEND_ROWS.get(self._role)
         if row is not None:
             self._plan.touch(row, f"send_refused_{self._role}", schedule_id_in(body))
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(body)
+            if self._plan.now is not None and isinstance(parsed, dict):
+                with self._plan._lock:
+                    self._plan.refused_sends.append((self._role, self._plan.now(), parsed))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -533,6 +545,12 @@ class FaultySqs:
                 refused.append(entry)
             else:
                 kept.append(entry)
+        if len(kept) >= 2 and self._plan.rates.refuse_send > 0:
+            with self._plan._lock:
+                forced = self._role in self._plan.partial_refusal_pending
+                self._plan.partial_refusal_pending.discard(self._role)
+            if forced:
+                refused.append(kept.pop())
         successful: list[dict[str, Any]] = []
         failed = [
             {"Id": e["Id"], "SenderFault": False, "Code": "ServiceUnavailable"} for e in refused

@@ -982,6 +982,7 @@ class World:
             problems += self.networks.check(self.posts, states, self._channel_status, totals)
         problems += self._check_lateness(delivered, totals)
         problems += self._check_sends(totals)
+        problems += self._check_sweeper_resends(versions, totals)
         problems += self._check_rate_limits(totals)
         problems += self._check_due_index(versions, totals)
         if self.poison is not None and self.redriven_at is None:
@@ -1104,6 +1105,39 @@ class World:
         longest = max(waits, default=0.0)
         if longest > MAX_IN_WORKER_WAIT_SECONDS:
             problems.append(f"the worker waited {longest:.3f} s in Lambda (at most 1 s)")
+        return problems
+
+    def _check_sweeper_resends(
+        self, versions: dict[str, tuple[str, int]], totals: Counter[str]
+    ) -> list[str]:
+        """A refused sweeper send is sent again by a sweeper (or was sent by the API's
+        promotion), never left to the reconciler: the watermark moves only past pages whose
+        every send SQS accepted (``logic/sweep.py``; the failure table's row
+        ``sweeper_send_refused``). Checked for the world's own posts still at the refused
+        message's version and not cancelled (an edit or cancel moves or deletes the entry;
+        series occurrences are promoted by the materializer through a queue the harness does
+        not record)."""
+        sent = {
+            (str(body.get("schedule_id")), body.get("version"))
+            for role, _, _, body in self.plan.sends
+            if role in ("sweeper", "api")
+        }
+        own = {p.schedule_id for p in self.posts if p.schedule_id is not None}
+        problems: list[str] = []
+        for role, at, body in self.plan.refused_sends:
+            sid, version = str(body.get("schedule_id")), body.get("version")
+            if role != "sweeper" or sid not in own or sid not in versions:
+                continue
+            status, current = versions[sid]
+            if status == "cancelled" or current != version:
+                continue
+            totals["sweeper_refusals_checked"] += 1
+            if (sid, version) not in sent and len(problems) < 5:
+                problems.append(
+                    f"post {sid}: the sweeper's send of version {version} was refused at "
+                    f"{format_instant(at)} and no sweeper sent it again (the watermark moved "
+                    "past it)"
+                )
         return problems
 
     def _check_due_index(
