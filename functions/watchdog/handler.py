@@ -28,6 +28,10 @@ def make_lambda_handler(run: Callable[[], WatchdogResult] = _default_run) -> Han
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         result = run()
         logger.info("watchdog run", extra=asdict(result))
+        if result.failures:
+            # After every other lease was rescued: failing the invocation makes the Lambda
+            # Errors alarm fire; the failed leases stay expired, so the next run retries them.
+            raise RuntimeError(f"{result.failures} expired lease(s) or shard(s) failed")
         return asdict(result)
 
     return handler

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
+import pytest
+from botocore.exceptions import ClientError
+
+from functions.watchdog.handler import make_lambda_handler
+from local.emulation.lambda_runtime import LambdaContext
+from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.errors import QueueSendError
 from scheduled_posts.logic.watchdog import rescue_expired_leases
 from tests.integration.dispatch.conftest import FirePath
@@ -63,3 +70,56 @@ def test_watchdog_send_refused_hands_the_lease_back_so_the_next_run_takes_over(
     token = fire.read(post).lease_token
     messages = fire.driver.receive(10)
     assert [json.loads(m["Body"])["lease_token"] for m in messages] == [token]
+
+
+class _FailingReadsStore:
+    """The post store, with ``get_post`` of the ids in ``failing`` throttled (as DynamoDB
+    answers when the table's throughput runs out)."""
+
+    def __init__(self, store: PostStore, failing: set[str]) -> None:
+        self._store, self._failing = store, failing
+
+    def get_post(self, schedule_id: str) -> Any:
+        if schedule_id in self._failing:
+            raise ClientError(
+                {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "test"}},
+                "GetItem",
+            )
+        return self._store.get_post(schedule_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_watchdog_one_failing_post_does_not_stop_the_others_and_fails_the_invocation(
+    fire: FirePath,
+) -> None:
+    # Fault seed 73: a throttled read of one expired post ended the run, and a post after it
+    # waited a whole extra watchdog interval.
+    fire.channel("c1")
+    posts = [fire.post(fire.clock.now(), ["c1"]) for _ in range(3)]
+    now = fire.clock.now()
+    for post in posts:
+        fire.store.claim(
+            post, lease_token="old", lease_expires_at=now + timedelta(seconds=60), now=now
+        )
+    fire.clock.advance(61)
+    failing = {posts[0].schedule_id}
+    store = _FailingReadsStore(fire.store, failing)
+    handler = make_lambda_handler(
+        lambda: rescue_expired_leases(
+            fire.settings,
+            store=store,  # type: ignore[arg-type]
+            queue=fire.queue,
+            clock=fire.clock,
+        )
+    )
+
+    with pytest.raises(RuntimeError, match="1 expired lease"):
+        handler({}, LambdaContext("watchdog", 60, clock=fire.clock.seconds))
+
+    sent = {json.loads(m["Body"])["schedule_id"] for m in fire.driver.receive(10)}
+    assert sent == {p.schedule_id for p in posts[1:]}
+    assert fire.read(posts[0]).lease_token == "old"  # still expired: the next run takes it
+    again = rescue_expired_leases(fire.settings, clock=fire.clock)
+    assert again.taken_over == [posts[0].schedule_id]

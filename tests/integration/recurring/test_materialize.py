@@ -8,8 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from functions.materializer.handler import materialize_deps
 from scheduled_posts.data.posts import PostRepository
-from scheduled_posts.data.series import SeriesRepository
+from scheduled_posts.data.series import OccurrencesExhaustedError, SeriesRepository
+from scheduled_posts.logic.materialize import occurrence_post
+from scheduled_posts.models.post import Post
+from scheduled_posts.recurrence import Occurrence
 from tests.integration.recurring.conftest import World
 
 
@@ -224,6 +228,63 @@ def test_materialize_crash_halfway_then_rerun_writes_each_once(
         posts_table_name=world.settings.POSTS_TABLE_NAME,
         due_table_name=world.settings.DUE_INDEX_TABLE_NAME,
     ).pending_count("alice") == len(times)
+
+
+def test_materialize_crash_halfway_never_passes_max_occurrences(  # type: ignore[no-untyped-def]
+    make_world, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Fault seed 84: a run crashed after writing 12:02, the next run (at 12:02:30) planned
+    # from its own now and did not count 12:02, so the series wrote six of five.
+    world = make_world(RECURRENCE_MAX_AHEAD=2, MIN_RECURRENCE_INTERVAL_SECONDS=60)
+    series = world.create(cron="* * * * *", max_occurrences=5)  # writes 12:00 and 12:01
+    original = SeriesRepository.create_occurrence
+    calls = {"n": 0}
+
+    def crash_on_second(self, post, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("crash (test)")
+        return original(self, post, **kwargs)
+
+    world.clock.advance(90)
+    monkeypatch.setattr(SeriesRepository, "create_occurrence", crash_on_second)
+    crashed = world.materialize()  # writes 12:02, crashes before 12:03
+    monkeypatch.setattr(SeriesRepository, "create_occurrence", original)
+    for _ in range(6):
+        world.clock.advance(60)
+        world.materialize()
+
+    times = [p["publish_at"] for p in world.posts(series["series_id"])]
+    answer = world.alice.get(f"/v1/recurring-schedules/{series['series_id']}")
+    assert crashed.failures == 1
+    assert times == [f"2026-11-29T12:0{m}:00.000Z" for m in range(5)]
+    assert answer.json["status"] == "ended"
+
+
+def test_occurrence_write_refuses_the_one_past_max_occurrences(world: World) -> None:
+    # Two runs at once each saw room for one more: the series item's count decides.
+    series_id = world.create(cron="0 9 * * *", max_occurrences=3)["series_id"]
+    repository = materialize_deps(world.settings, world.clock).series
+    series = repository.get(series_id)
+    assert series is not None and series.occurrence_count == 2
+    world.clock.advance(3 * 86_400)
+    times = [datetime(2026, 12, day, 9, tzinfo=UTC) for day in (3, 4)]
+    posts = [
+        occurrence_post(series, Occurrence(at, at), world.clock.now(), world.settings)
+        for at in times
+    ]
+
+    def write(post: Post) -> bool:
+        return repository.create_occurrence(
+            post, series_version=series.version, max_occurrences=3, late=False, max_pending=100
+        )
+
+    assert write(posts[0]) is True
+    with pytest.raises(OccurrencesExhaustedError):
+        write(posts[1])
+    stored = repository.get(series_id)
+    assert stored is not None and stored.occurrence_count == 3
+    assert [p["publish_at"] for p in world.posts(series_id)][-1] == "2026-12-03T09:00:00.000Z"
 
 
 def test_materialize_twice_at_once_writes_each_once(world: World) -> None:

@@ -9,8 +9,12 @@ counter, the materialization index and occurrence writes. See ``docs/data-model.
   (``extend_at``), ``due = <extend_at>#<series_id>``. Every change of a series moves its entry
   in the same transaction, so the materializer reads only the series due for extension.
 * An occurrence is written like any post (post, due entry, late marker, pending counter) plus a
-  ``ConditionCheck`` that the series is still ``active`` at the version it was computed from:
-  once an edit has bumped the version, no occurrence computed under the old rule can be written.
+  write to the series item under the condition that it is still ``active`` at the version the
+  occurrence was computed from: once an edit has bumped the version, no occurrence computed
+  under the old rule can be written. A new occurrence counts itself there
+  (``ADD occurrence_count 1``, under ``occurrence_count < max_occurrences``), so the count is
+  exact when a run crashes halfway or two run at once, and never passes ``max_occurrences``.
+  A save of the series never writes ``occurrence_count``.
 """
 
 from __future__ import annotations
@@ -41,10 +45,18 @@ from scheduled_posts.models.post import Post, PostStatus
 from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
 
 _KEY_ATTRIBUTES = frozenset({"pk", "sk"})
+#: Written only by the occurrence writes themselves (``ADD``), never by a save of the series
+#: read earlier, which would overwrite the counts of writes made since.
+_COUNTED_ATTRIBUTES = frozenset({"occurrence_count"})
 
 
 class SeriesChangedError(VersionConflictError):
     """The series is no longer at the version (or materialization point) a write assumed."""
+
+
+class OccurrencesExhaustedError(Exception):
+    """The series has written ``max_occurrences`` occurrence posts (RFC 5545 COUNT, decision
+    R5): no further occurrence may be written."""
 
 
 class SeriesLimitError(ServiceError):
@@ -284,7 +296,7 @@ class SeriesRepository:
             {
                 (name,): value
                 for name, value in sorted(new.to_item().items())
-                if name not in _KEY_ATTRIBUTES
+                if name not in _KEY_ATTRIBUTES | _COUNTED_ATTRIBUTES
             }
         )
         expression.require_equal("version", old.version)
@@ -320,19 +332,29 @@ class SeriesRepository:
             raise
 
     def create_occurrence(
-        self, post: Post, *, series_version: int, late: bool, max_pending: int
+        self,
+        post: Post,
+        *,
+        series_version: int,
+        max_occurrences: int | None,
+        late: bool,
+        max_pending: int,
     ) -> bool:
         """Write an occurrence post unless it exists; ``True`` when this call wrote it.
 
         One transaction: the post (``attribute_not_exists``), its due entry and late marker,
         the pending counter (``MAX_PENDING_POSTS``; a full counter is folded once, as on
-        create) and a ``ConditionCheck`` that the series is ``active`` at ``series_version``.
-        An existing post (even a cancelled one) is never written again.
+        create) and an update of the series that counts the occurrence (``ADD
+        occurrence_count 1``) under the condition that the series is ``active`` at
+        ``series_version`` and, with ``max_occurrences``, has written fewer than that.
+        An existing post (even a cancelled one) is never written again, nor counted again.
 
         Raises
         ------
         SeriesChangedError
             The series was edited, paused or ended since ``series_version``.
+        OccurrencesExhaustedError
+            The series has written ``max_occurrences`` occurrences already.
         LimitExceededError
             The owner already has ``max_pending`` posts ``scheduled``.
         """
@@ -341,6 +363,8 @@ class SeriesRepository:
             post,
             series_version=series_version,
             max_pending=max_pending,
+            counted=True,
+            max_occurrences=max_occurrences,
         )
 
     def revive_occurrence(
@@ -349,7 +373,8 @@ class SeriesRepository:
         """Schedule again an occurrence the series itself cancelled (a pause or a rule edit,
         never the owner: ``detached`` is false), under ``status = cancelled AND version``;
         ``True`` when this call did. Same transaction shape and errors as
-        :meth:`create_occurrence`."""
+        :meth:`create_occurrence`, except that the series is only checked (a
+        ``ConditionCheck``): the occurrence was counted when it was first written."""
 
         change = transitions.revive_occurrence(old, new)
 
@@ -359,7 +384,7 @@ class SeriesRepository:
             return [*actions, pending]
 
         return self._write_occurrence(
-            items, new, series_version=series_version, max_pending=max_pending
+            items, new, series_version=series_version, max_pending=max_pending, counted=False
         )
 
     def _write_occurrence(
@@ -369,30 +394,38 @@ class SeriesRepository:
         *,
         series_version: int,
         max_pending: int,
+        counted: bool,
+        max_occurrences: int | None = None,
     ) -> bool:
         assert post.series_id is not None
-        check = {
-            "ConditionCheck": {
-                "TableName": self._posts_name,
-                "Key": {"pk": keys.series_pk(post.series_id), "sk": keys.SERIES_SK},
-                "ConditionExpression": "#v = :v AND #s = :active",
-                "ExpressionAttributeNames": {"#v": "version", "#s": "status"},
-                "ExpressionAttributeValues": {
-                    ":v": series_version,
-                    ":active": SeriesStatus.ACTIVE.value,
-                },
-            }
+        series_item: dict[str, Any] = {
+            "TableName": self._posts_name,
+            "Key": {"pk": keys.series_pk(post.series_id), "sk": keys.SERIES_SK},
+            "ConditionExpression": "#v = :v AND #s = :active",
+            "ExpressionAttributeNames": {"#v": "version", "#s": "status"},
+            "ExpressionAttributeValues": {
+                ":v": series_version,
+                ":active": SeriesStatus.ACTIVE.value,
+            },
         }
+        if counted:
+            series_item["UpdateExpression"] = "ADD #c :one"
+            series_item["ExpressionAttributeNames"]["#c"] = "occurrence_count"
+            series_item["ExpressionAttributeValues"][":one"] = 1
+            if max_occurrences is not None:
+                series_item["ConditionExpression"] += " AND (attribute_not_exists(#c) OR #c < :max)"
+                series_item["ExpressionAttributeValues"][":max"] = max_occurrences
+        series_action = {"Update" if counted else "ConditionCheck": series_item}
         for attempt in (1, 2):
             try:
-                self._transact([*build(), check])
+                self._transact([*build(), series_action])
                 return True
             except ClientError as exc:
                 if not is_cancelled(exc):
                     raise
                 reasons = cancellation_reasons(exc)
                 if reasons[-1:] == ["ConditionalCheckFailed"]:
-                    raise SeriesChangedError("the recurring schedule changed meanwhile") from exc
+                    raise self._series_refusal(post.series_id, series_version) from exc
                 if reasons[:1] == ["ConditionalCheckFailed"]:
                     return False  # the post exists, or changed: never written twice
                 if reasons[-2:-1] != ["ConditionalCheckFailed"]:
@@ -404,6 +437,20 @@ class SeriesRepository:
                     f"MAX_PENDING_POSTS ({max_pending}) scheduled posts reached"
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _series_refusal(self, series_id: str, series_version: int) -> Exception:
+        """Why the series refused an occurrence: changed since ``series_version``, or (still
+        ``active`` at that version) its ``max_occurrences`` are written."""
+        current = self.get(series_id)
+        if (
+            current is not None
+            and current.version == series_version
+            and current.status == SeriesStatus.ACTIVE
+        ):
+            return OccurrencesExhaustedError(
+                f"series {series_id} has written its {current.max_occurrences} occurrences"
+            )
+        return SeriesChangedError("the recurring schedule changed meanwhile")
 
     # -------------------------------------------------------------- internals
 

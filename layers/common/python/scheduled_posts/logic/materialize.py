@@ -28,7 +28,11 @@ from datetime import datetime, timedelta
 from scheduled_posts import keys, recurrence
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.posts import PostRepository
-from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
+from scheduled_posts.data.series import (
+    OccurrencesExhaustedError,
+    SeriesChangedError,
+    SeriesRepository,
+)
 from scheduled_posts.errors import LimitExceededError
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic import occurrences
@@ -106,18 +110,24 @@ def _promote(post: Post, now: datetime, deps: MaterializeDeps) -> None:
     promote_if_due(post, now, promoter=deps.promoter, settings=deps.settings)
 
 
-def _write(series: Series, occurrence: Occurrence, now: datetime, deps: MaterializeDeps) -> bool:
-    """Write one occurrence (or revive one the series itself cancelled); True when written."""
+def _write(
+    series: Series, occurrence: Occurrence, now: datetime, deps: MaterializeDeps
+) -> tuple[bool, bool]:
+    """Write one occurrence (or revive one the series itself cancelled); returns (written,
+    new): whether this call wrote it, and whether it was a new post (counted against
+    ``max_occurrences``) rather than a revived one."""
     settings = deps.settings
     post = occurrence_post(series, occurrence, now, settings)
     late = _late(post.publish_at, now, settings)
-    written = deps.series.create_occurrence(
+    created = deps.series.create_occurrence(
         post,
         series_version=series.version,
+        max_occurrences=series.max_occurrences,
         late=late,
         max_pending=settings.MAX_PENDING_POSTS,
     )
-    if not written:
+    written = created
+    if not created:
         stored = deps.posts.get(post.schedule_id)
         if (
             stored is not None
@@ -138,7 +148,7 @@ def _write(series: Series, occurrence: Occurrence, now: datetime, deps: Material
             post = revived
     if written:
         _promote(post, now, deps)
-    return written
+    return written, created
 
 
 def _upcoming(series: Series, *, now: datetime, through: datetime, limit: int) -> list[Occurrence]:
@@ -156,6 +166,9 @@ def plan_extension(
 
     Pure. Writes at most ``RECURRENCE_MAX_AHEAD`` minus the occurrences already materialized
     ahead of ``now``; none before ``now`` or after ``now + RECURRENCE_HORIZON_HOURS``.
+    ``max_occurrences`` is not counted here: a crashed run may have written (and counted) some
+    of the planned occurrences already. The series item counts each new occurrence in its
+    write and refuses the one past ``max_occurrences`` (:class:`OccurrencesExhaustedError`).
     """
     limit = settings.RECURRENCE_MAX_AHEAD
     horizon_end = now + timedelta(hours=settings.RECURRENCE_HORIZON_HOURS)
@@ -164,13 +177,7 @@ def plan_extension(
     start = max(series.materialized_through + _ONE_MS, now)
     if room <= 0:
         return [], series.materialized_through
-    wanted = recurrence.occurrences(
-        series.rule,
-        series.bounds,
-        count=room,
-        not_before=start,
-        already=series.occurrence_count,
-    )
+    wanted = recurrence.occurrences(series.rule, series.bounds, count=room, not_before=start)
     within = [o for o in wanted if o.occurrence_at <= horizon_end]
     if len(within) == room:  # the count limited it: through the last one written
         return within, within[-1].occurrence_at
@@ -226,23 +233,29 @@ def extend_series(
         apply_superseded(series, deps)
     settings, now = deps.settings, deps.clock.now()
     planned, through = plan_extension(series, now=now, settings=settings)
-    written = 0
+    written = counted = done = 0
     stopped: StopReason | None = None
-    done = 0
+    count = series.occurrence_count
     try:
         for occurrence in planned:
-            if _write(series, occurrence, now, deps):
-                written += 1
+            was_written, is_new = _write(series, occurrence, now, deps)
+            written += was_written
+            counted += is_new
             done += 1
     except LimitExceededError:
         stopped = StopReason.PENDING_LIMIT
         through = planned[done - 1].occurrence_at if done else series.materialized_through
+    except OccurrencesExhaustedError:
+        through = planned[done - 1].occurrence_at if done else series.materialized_through
+        count = series.max_occurrences or count
     except SeriesChangedError:
         return None
     progressed = series.model_copy(
         update={
             "materialized_through": through,
-            "occurrence_count": series.occurrence_count + done,
+            # As counted by the writes (this run's and any crashed or concurrent one's); the
+            # save does not store it, the series item counts itself.
+            "occurrence_count": max(count, series.occurrence_count + counted),
             "stopped_reason": stopped,
             "superseded": None,
             "superseded_reason": None,

@@ -6,12 +6,17 @@ re-read of each post, then a take-over under ``status = publishing AND lease_tok
 with a new token and expiry, and one message carrying the new token (reason ``watchdog``).
 A failed take-over means the holder renewed or finished meanwhile: nothing to do. Worst-case
 lag it adds: ``LEASE_SECONDS + WATCHDOG_INTERVAL_SECONDS`` (see ``docs/dispatch.md``).
+
+One post's failure (a throttled read or take-over, a refused send) or one shard's failed
+Query never stops the run: the others are still rescued, and the failures are counted
+(``failures``) so the handler can fail the invocation for the Errors alarm afterwards. A
+failed post keeps its expired lease, so the next run takes it over.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.post_store import PostStore
@@ -32,6 +37,8 @@ class WatchdogResult:
     expired_seen: int = 0
     taken_over: list[str] = field(default_factory=list)
     send_failures: int = 0
+    #: Posts or shards this run could not handle (an AWS error), retried by the next run.
+    failures: int = 0
 
 
 def rescue_expired_leases(
@@ -52,45 +59,17 @@ def rescue_expired_leases(
     result = WatchdogResult()
     now = clock.now()
     for shard in range(settings.WRITE_SHARD_COUNT):
-        for schedule_id in store.expired_leases(shard, now):
-            result.expired_seen += 1
-            post = store.get_post(schedule_id)
-            if (
-                post is None
-                or post.status != PostStatus.PUBLISHING
-                or post.lease_token is None
-                or (post.lease_expires_at is not None and post.lease_expires_at > now)
-            ):
-                continue
-            taken = store.renew_lease(
-                post,
-                new_token=new_lease_token(),
-                lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
-                now=now,
-                take_over=True,
-            )
-            if taken is None:
-                continue
-            attempt = max((d.attempts for d in taken.deliveries.values()), default=0) + 1
-            message = DispatchMessage(
-                schedule_id=schedule_id,
-                version=taken.version,
-                publish_at=taken.publish_at,
-                attempt=attempt,
-                lease_token=taken.lease_token,
-                reason=DispatchReason.WATCHDOG,
-            )
-            try:
-                queue.send(message, 0)
-            except QueueSendError:
-                result.send_failures += 1
-                logger.exception("watchdog send failed", extra={"schedule_id": schedule_id})
-                # no message carries the new token: expire it now, so the next run (not one
-                # LEASE_SECONDS after it) takes the post over again
-                store.hand_back_lease(taken, now=now)
-                continue
-            result.taken_over.append(schedule_id)
-            logger.warning("lease taken over", extra={"schedule_id": schedule_id})
+        try:
+            for schedule_id in store.expired_leases(shard, now):
+                result.expired_seen += 1
+                try:
+                    _rescue(schedule_id, settings, store=store, queue=queue, now=now, result=result)
+                except Exception:
+                    result.failures += 1
+                    logger.exception("lease rescue failed", extra={"schedule_id": schedule_id})
+        except Exception:
+            result.failures += 1
+            logger.exception("expired lease query failed", extra={"shard": shard})
     if result.taken_over:
         metrics.add_metric(
             name=Metric.LEASES_TAKEN_OVER,
@@ -98,3 +77,52 @@ def rescue_expired_leases(
             value=len(result.taken_over),
         )
     return result
+
+
+def _rescue(
+    schedule_id: str,
+    settings: Settings,
+    *,
+    store: PostStore,
+    queue: DispatchQueue,
+    now: datetime,
+    result: WatchdogResult,
+) -> None:
+    """Take over one expired lease and re-dispatch the post (nothing when it moved on)."""
+    post = store.get_post(schedule_id)
+    if (
+        post is None
+        or post.status != PostStatus.PUBLISHING
+        or post.lease_token is None
+        or (post.lease_expires_at is not None and post.lease_expires_at > now)
+    ):
+        return
+    taken = store.renew_lease(
+        post,
+        new_token=new_lease_token(),
+        lease_expires_at=now + timedelta(seconds=settings.LEASE_SECONDS),
+        now=now,
+        take_over=True,
+    )
+    if taken is None:
+        return
+    attempt = max((d.attempts for d in taken.deliveries.values()), default=0) + 1
+    message = DispatchMessage(
+        schedule_id=schedule_id,
+        version=taken.version,
+        publish_at=taken.publish_at,
+        attempt=attempt,
+        lease_token=taken.lease_token,
+        reason=DispatchReason.WATCHDOG,
+    )
+    try:
+        queue.send(message, 0)
+    except QueueSendError:
+        result.send_failures += 1
+        logger.exception("watchdog send failed", extra={"schedule_id": schedule_id})
+        # no message carries the new token: expire it now, so the next run (not one
+        # LEASE_SECONDS after it) takes the post over again
+        store.hand_back_lease(taken, now=now)
+        return
+    result.taken_over.append(schedule_id)
+    logger.warning("lease taken over", extra={"schedule_id": schedule_id})
