@@ -58,14 +58,17 @@ if TYPE_CHECKING:
 #: (so the materializer, not the create, writes most occurrences) and a run every minute.
 SERIES_SETTINGS: dict[str, Any] = {
     "MIN_RECURRENCE_INTERVAL_SECONDS": 60,
-    "RECURRENCE_MAX_AHEAD": 4,
+    "RECURRENCE_MAX_AHEAD": 2,
     "MATERIALIZE_INTERVAL_SECONDS": 60,
 }
 #: Recurring schedules per world.
 SERIES_PER_WORLD = 2
 #: How long a series runs (``ends_at`` after its create), in minutes: the world's posts span
-#: about 14 minutes, so the series add little simulated time.
-SERIES_MINUTES = 12
+#: about 14 minutes, so the series add little simulated time. Long enough that an edit in its
+#: first half leaves more instants than ``RECURRENCE_MAX_AHEAD``: an edit whose own
+#: materialization ends the series would refuse a racing run's write for that reason alone,
+#: hiding a missing version check (FS17).
+SERIES_MINUTES = 16
 #: The rules a series starts with or is edited to; the two-minute ones have no instant in
 #: common, so an occurrence delivered under the wrong one is seen.
 CRONS = ("* * * * *", "0-59/2 * * * *", "1-59/2 * * * *")
@@ -200,6 +203,7 @@ class WorldSeries:
         self.series: list[PlannedSeries] = []
         self.next_run_at: datetime | None = None
         self.runs = 0
+        self.run_race_forced = False
         world.plan.throttled_roles = world.plan.throttled_roles | {"materializer"}
 
     # -- plan ------------------------------------------------------------------------------
@@ -395,9 +399,12 @@ class WorldSeries:
             due = self._due_edit(
                 world.clock.now(), window=RUN_RACE_WINDOW_SECONDS, text=repr(kwargs)
             )
-            if due is not None and plan.chance(RACE_RATE, "series_edit_in_run", run, n):
+            forced = self._forced_run_race(kwargs)
+            if forced is not None or (
+                due is not None and plan.chance(RACE_RATE, "series_edit_in_run", run, n)
+            ):
                 plan.count("series_edit_in_materializer_run")
-                self._edit(*due)
+                self._edit(*(forced or due))
             at_once = AT_ONCE_RATE if world.driver.concurrent_rate else 0.0
             if not nested and plan.chance(at_once, "materializers_at_once", run, n):
                 plan.count("materializers_at_once")
@@ -435,6 +442,37 @@ class WorldSeries:
             world.totals["materializer_crashed_runs"] += 1
         except Exception:  # a run with a failed series: the next run retries it
             world.totals["materializer_invocation_errors"] += 1
+
+    def _forced_run_race(self, kwargs: dict[str, Any]) -> tuple[PlannedSeries, PlannedEdit] | None:
+        """The world's one forced edit inside a run (FS17), or ``None``: at the first write of
+        an occurrence post by a run (not a save or a cancel), the series' next PATCH when it
+        changes the rule, run now (before its planned time) when it leaves the series more
+        instants than ``RECURRENCE_MAX_AHEAD``; faulted worlds only. Only a rule change can
+        show a stale write: a content edit materializes at once the very instants the run
+        would write, so the run finds them written. And an edit whose own materialization
+        ends the series would refuse the run's write for that reason alone."""
+        if self.run_race_forced or not self.world.plan.enabled:
+            return None
+        writes = [
+            item["Put"]["Item"]
+            for item in kwargs.get("TransactItems", [])
+            if "series_id" in item.get("Put", {}).get("Item", {})
+        ]
+        if not writes:
+            return None
+        planned = next((p for p in self.series if p.series_id == writes[0]["series_id"]), None)
+        if planned is None or not planned.versions:
+            return None
+        edit = next((e for e in planned.edits if e.result is None), None)
+        if edit is None or edit.cron is None:
+            return None
+        cron = edit.cron
+        now = self.world.clock.now()
+        left = sum(1 for _ in rule_instants(cron, planned.timezone, now, planned.ends_at))
+        if left <= self.world.settings.RECURRENCE_MAX_AHEAD:
+            return None
+        self.run_race_forced = True
+        return planned, edit
 
     # -- harness reads (the harness may scan; the service never does) ----------------------
 
