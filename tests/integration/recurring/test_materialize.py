@@ -11,7 +11,7 @@ import pytest
 from functions.materializer.handler import materialize_deps
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import OccurrencesExhaustedError, SeriesRepository
-from scheduled_posts.logic.materialize import occurrence_post
+from scheduled_posts.logic.materialize import MaterializeResult, occurrence_post
 from scheduled_posts.models.post import Post
 from scheduled_posts.recurrence import Occurrence
 from tests.integration.recurring.conftest import World
@@ -197,11 +197,10 @@ def test_materialize_never_back_fills_after_an_outage(world: World) -> None:
 # ------------------------------------------------------------------ exactly once
 
 
-def test_materialize_crash_halfway_then_rerun_writes_each_once(
+def materialize_crashing_before_second_write(
     world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    series = world.create(cron="0 9 * * *")
-    world.clock.advance(4 * 86_400 + 3600)
+) -> MaterializeResult:
+    """One materializer run that dies (an exception) at its second occurrence write."""
     original = SeriesRepository.create_occurrence
     calls = {"n": 0}
 
@@ -211,9 +210,17 @@ def test_materialize_crash_halfway_then_rerun_writes_each_once(
             raise RuntimeError("crash (test)")
         return original(self, post, **kwargs)
 
-    monkeypatch.setattr(SeriesRepository, "create_occurrence", crash_on_second)
-    crashed = world.materialize()
-    monkeypatch.setattr(SeriesRepository, "create_occurrence", original)
+    with monkeypatch.context() as patch:
+        patch.setattr(SeriesRepository, "create_occurrence", crash_on_second)
+        return world.materialize()
+
+
+def test_materialize_crash_halfway_then_rerun_writes_each_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    series = world.create(cron="0 9 * * *")
+    world.clock.advance(4 * 86_400 + 3600)
+    crashed = materialize_crashing_before_second_write(world, monkeypatch)
     world.materialize()
 
     times = world.publish_times(series["series_id"])
@@ -237,19 +244,8 @@ def test_materialize_crash_halfway_never_passes_max_occurrences(  # type: ignore
     # from its own now and did not count 12:02, so the series wrote six of five.
     world = make_world(RECURRENCE_MAX_AHEAD=2, MIN_RECURRENCE_INTERVAL_SECONDS=60)
     series = world.create(cron="* * * * *", max_occurrences=5)  # writes 12:00 and 12:01
-    original = SeriesRepository.create_occurrence
-    calls = {"n": 0}
-
-    def crash_on_second(self, post, **kwargs):  # type: ignore[no-untyped-def]
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise RuntimeError("crash (test)")
-        return original(self, post, **kwargs)
-
     world.clock.advance(90)
-    monkeypatch.setattr(SeriesRepository, "create_occurrence", crash_on_second)
-    crashed = world.materialize()  # writes 12:02, crashes before 12:03
-    monkeypatch.setattr(SeriesRepository, "create_occurrence", original)
+    crashed = materialize_crashing_before_second_write(world, monkeypatch)  # 12:02 written
     for _ in range(6):
         world.clock.advance(60)
         world.materialize()
