@@ -194,6 +194,13 @@ GOAL_NOTES = {
     "measurements on Lambda (none reachable here).",
     "capacity": "binds: the posts and idempotency tables' write throughput (about 7 and 2 "
     "units per post with the relay's feed items), then the event source mapping's ramp.",
+    "million": "met only in the model, with levers that are not all in `infra/` and the code "
+    "yet: ten dispatch queues and mappings (one today) and the Region's concurrency raised to "
+    "10,000 (a quota request), beside 200,000 WRU/s of warm throughput and concurrent batches "
+    "(both in the code and settable). The monthly cost of those settings is not stated: the "
+    "price of raising warm throughput and the mappings' idle polling are not in our price "
+    "sources (`shared/AWS-FACTS.md`). Next lever: several dispatch queues in `infra/`, the "
+    "sweeper and the watchdog, then price the pre-warm from the DynamoDB pricing page.",
     "cold start": "measured while several fault suites ran on the same 2 cores: boto3 alone "
     "took 3.6-6.4 s to import (the whole api handler took 0.47 s in the quieter run of "
     "2026-11-29), so the excess is load, not code. "
@@ -230,6 +237,19 @@ def goals_section(results: dict[str, dict[str, Any] | None]) -> str:
             if run["config"] == wanted and run["posts"] == 100_000:
                 add("100,000 posts in a minute, CDK defaults (prod)", "p99 ≤ 60 s",
                     f"p99 {run['p99']:.1f} s", run["p99"] <= 60, "capacity")  # fmt: skip
+        # The million, with the model's levers (``bench.capacity_sim.SCALED``) at the sizes
+        # the docs name: the best p99 over the runs of a million posts.
+        million = [r for r in capacity["runs"] if r["posts"] == 1_000_000]
+        if million:
+            best = min(million, key=lambda r: r["p99"])
+            c = best["config"]
+            measured = (
+                f"p99 {best['p99']:.1f} s in the model ({c['table_write_units_per_s']:,.0f} "
+                f"WRU/s warm, {c['dispatch_queues']} queues, {c['region_concurrency']:,} "
+                "concurrency); cost not stated"
+            )
+            add("1,000,000 posts in a minute, settings the docs name",
+                "p99 ≤ 60 s, monthly cost stated", measured, False, "million")  # fmt: skip
     cold = results.get("cold_start")
     if cold:
         over = [i.get("over_baseline_ms") for i in cold["imports"]]
