@@ -201,10 +201,13 @@ GOAL_NOTES = {
     "price of raising warm throughput and the mappings' idle polling are not in our price "
     "sources (`shared/AWS-FACTS.md`). Next lever: several dispatch queues in `infra/`, the "
     "sweeper and the watchdog, then price the pre-warm from the DynamoDB pricing page.",
-    "cold start": "measured while several fault suites ran on the same 2 cores: boto3 alone "
-    "took 3.6-6.4 s to import (the whole api handler took 0.47 s in the quieter run of "
-    "2026-11-29), so the excess is load, not code. "
-    "Lazy imports were not attempted; re-measure on a quiet machine first.",
+    "cold start": "re-measured 2026-12-01 11:50 UTC with one other process on the 2 cores "
+    "(load about 1): boto3 alone 196 ms, the handlers 190-571 ms more (the sweeper least, the "
+    "api most), so the excess is code, not load. Binds: every handler imports the shared "
+    "package's Powertools logger, metrics and tracer, pydantic models and the settings, used or "
+    "not (the api loads 811 modules, boto3 alone 409). Next lever: import per handler only what "
+    "it uses (lazy imports of the models, recurrence and platform modules), guided by "
+    "`python -X importtime`.",
     "local burst": "not re-run after the write-path change; binds: the embedded moto's "
     "serialised requests (its share of wall time) and one local worker.",
 }
