@@ -1,4 +1,5 @@
-"""Every CloudWatch metric the service emits (namespace ``Settings.METRICS_NAMESPACE``).
+"""Every CloudWatch metric the service emits (namespace: ``POWERTOOLS_METRICS_NAMESPACE``, set
+by the CDK app from ``infra/config.py``'s ``metrics_namespace``; see ``observability.py``).
 
 Names are PascalCase with the unit in the name where it is not a count (house style: rule 9 of
 the shared STYLE.md). The code emits ``metrics.add_metric(name=Metric.X, unit=Metric.X.unit,

@@ -1,7 +1,8 @@
 """Platform name -> adapter. Adding a platform is one module plus one line in ``_FACTORIES``.
 
-The API validates ``POST /v1/channels``'s ``platform`` against :data:`KNOWN_PLATFORMS`; the
-worker builds the adapter of each channel with :func:`get_adapter`.
+The API validates ``POST /v1/channels``'s ``platform`` against the ``Platform`` enum of
+``models/api.py`` (a new platform goes there too); the worker builds the adapter of each channel
+with :func:`get_adapter` from :data:`KNOWN_PLATFORMS`.
 """
 
 from __future__ import annotations
