@@ -1,7 +1,8 @@
 """Cost per post: every AWS request and DynamoDB unit from create to published, in dollars.
 
 **This service, measured.** In moto in-process under a simulated clock, ``--posts`` posts (over
-``--users`` users, one webhook channel each, 280-character content) go through the real code:
+``--users`` users whose ids are 36-character Cognito subs, one webhook channel each,
+280-character content) go through the real code:
 the API Lambda handler (``POST /v1/scheduled-posts`` with API Gateway v2 events), the sweeper
 handler every minute, the SQS delay queue, the worker handler (played by the test driver as the
 event source mapping, batches of ``--batch-size``) and a fake webhook receiver. The meter
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import uuid
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -175,7 +177,9 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
 
         # Channels (once per user; not part of a post's cost).
         meter.phase = "channels"
-        clients = [ApiClient(f"user-{u}") for u in range(users)]
+        # Owners are Cognito subs (36-character UUIDs), as deployed: the owner is part of the
+        # post item, whose size decides its write units.
+        clients = [ApiClient(str(uuid.UUID(int=u + 1))) for u in range(users)]
         channels = []
         for client in clients:
             channel = client.post(

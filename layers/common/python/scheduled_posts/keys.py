@@ -27,6 +27,14 @@ def post_pk(schedule_id: str) -> str:
     return f"POST#{schedule_id}"
 
 
+def schedule_id_from_post_pk(pk: str) -> str:
+    """The inverse of ``post_pk``: a post item stores its id only in its key (issue 16, W10)."""
+    prefix = "POST#"
+    if not pk.startswith(prefix):
+        raise ValueError(f"not a post key: {pk!r}")
+    return pk[len(prefix) :]
+
+
 def owner_pk(owner: str) -> str:
     return f"OWNER#{owner}"
 
@@ -51,6 +59,17 @@ NOTIFICATION_ENDPOINT_COUNT_SK = "COUNT#NOTIFY"
 
 def owner_posts_gsi_pk(owner: str) -> str:
     return f"OWNER#{owner}#POST"
+
+
+def owner_from_posts_gsi_pk(gsi1pk: str) -> str:
+    """The inverse of ``owner_posts_gsi_pk``: a post item stores its owner only in its GSI key
+    (issue 16, W10). Raises ``ValueError`` for any other key."""
+    prefix, suffix = "OWNER#", "#POST"
+    if not (gsi1pk.startswith(prefix) and gsi1pk.endswith(suffix)) or len(gsi1pk) <= len(
+        prefix + suffix
+    ):
+        raise ValueError(f"not an owner's posts key: {gsi1pk!r}")
+    return gsi1pk[len(prefix) : -len(suffix)]
 
 
 def order_key(publish_at: datetime, schedule_id: str) -> str:

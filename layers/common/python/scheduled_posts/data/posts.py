@@ -160,7 +160,7 @@ class PostRepository:
         if channel_id is not None:
             visible &= Attr("channel_ids").contains(channel_id)
         if series_id is not None:
-            visible &= Attr("owner").eq(owner)
+            visible &= Attr("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
         kwargs: dict[str, Any] = {
             "IndexName": "by_series" if series_id else "by_owner",
             "KeyConditionExpression": condition,

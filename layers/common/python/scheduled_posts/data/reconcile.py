@@ -103,7 +103,8 @@ class ReconcileStore:
             for _ in range(10):
                 answer = self._resource.batch_get_item(RequestItems=request)
                 for item in answer.get("Responses", {}).get(self.posts_table_name, []):
-                    found[item["schedule_id"]] = Post.from_item(item)
+                    post = Post.from_item(item)
+                    found[post.schedule_id] = post
                 request = answer.get("UnprocessedKeys") or {}
                 if not request:
                     break

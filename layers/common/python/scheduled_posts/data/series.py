@@ -168,13 +168,13 @@ class SeriesRepository:
             "KeyConditionExpression": Key("occurrence_of").eq(series_id)
             & Key("gsi1sk").between(format_instant(after), format_instant(before)),
             "FilterExpression": Attr("status").eq(PostStatus.SCHEDULED.value),
-            "ProjectionExpression": "schedule_id, publish_at",
+            "ProjectionExpression": "pk, publish_at",
         }
         found: list[str] = []
         while True:
             page = self._table.query(**kwargs)
             found += [
-                str(i["schedule_id"])
+                keys.schedule_id_from_post_pk(str(i["pk"]))
                 for i in page.get("Items", [])
                 if instant_from_storage(i["publish_at"]) < before
             ]

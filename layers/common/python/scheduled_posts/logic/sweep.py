@@ -6,9 +6,13 @@ Per write shard ``0 .. WRITE_SHARD_COUNT-1``:
    the lookahead;
 2. query each hour bucket from the watermark's hour to ``now + LOOKAHEAD_SECONDS`` with
    ``due BETWEEN <watermark + 1 ms> AND <bucket end or horizon>#~`` (paginated);
-3. skip entries already enqueued for their version, send the rest in batches of 10 with
-   ``DelaySeconds = ceil(publish_at - now)`` clamped to ``[0, 900]`` (overdue: 0), then mark each
-   enqueued (a failed condition is a counted duplicate);
+3. skip entries the API's promotion already enqueued for their version, send the rest in
+   batches of 10 with ``DelaySeconds = ceil(publish_at - now)`` clamped to ``[0, 900]``
+   (overdue: 0). The sweeper does not mark what it sends in watermark order (issue 16, W4):
+   the watermark is what stops the next sweep from reading an entry again, and the rare re-send
+   after a crash or an overlap is a duplicate message the worker's claim drops. An entry sent
+   from a late marker (out of order, the promotion's fallback) is marked as the promotion would
+   have marked it (a failed mark is a counted duplicate);
 4. advance the watermark monotonically after every completed page and bucket.
 
 Never a Scan: reads grow with the entries in ``(watermark, horizon]`` plus the late markers.
@@ -43,6 +47,7 @@ class SweepResult:
     """
 
     enqueued: int = 0
+    #: Late-marker sends whose mark failed: another sender (the API's promotion) also sent it.
     duplicates: int = 0
     already_enqueued: int = 0
     late_drained: int = 0
@@ -128,7 +133,7 @@ class Sweeper:
             ):
                 result.queries += 1
                 result.scanned_count += page.scanned_count
-                self._send_and_mark(page.entries, now, result, DispatchReason.SWEEP)
+                self._send(page.entries, now, result, DispatchReason.SWEEP)
                 if not page.last and page.entries:
                     self.due_index.advance_watermark(shard, page.entries[-1].publish_at - _MS)
             self.due_index.advance_watermark(shard, high)
@@ -148,11 +153,16 @@ class Sweeper:
                 if entry.enqueued_version == entry.version:
                     result.already_enqueued += 1
                 else:
-                    self._send_and_mark([entry], now, result, DispatchReason.SWEEP)
+                    self._send([entry], now, result, DispatchReason.SWEEP)
+                    # Sent out of watermark order, like a promotion, so marked like one: the
+                    # entry may still lie ahead of this shard's watermark, and the bucket
+                    # Query must skip it (W4 drops only the in-order sends' marks).
+                    if not self.due_index.mark_enqueued(entry, now):
+                        result.duplicates += 1
             self.due_index.delete_late_marker(shard, marker.due)
             result.late_drained += 1
 
-    def _send_and_mark(
+    def _send(
         self, entries: list[DueEntry], now: datetime, result: SweepResult, reason: DispatchReason
     ) -> None:
         todo = []
@@ -177,11 +187,6 @@ class Sweeper:
             for e in todo
         ]
         accepted = self.queue.send_batch(outgoing)
-        for entry, ok in zip(todo, accepted, strict=True):
-            if not ok:
-                continue
-            result.enqueued += 1
-            if not self.due_index.mark_enqueued(entry, now):
-                result.duplicates += 1
+        result.enqueued += sum(accepted)
         if not all(accepted):
             raise _ShardIncomplete(f"{accepted.count(False)} message(s) not accepted by SQS")

@@ -149,14 +149,12 @@ class Post(BaseModel):
     def to_item(self) -> dict[str, Any]:
         """The full DynamoDB item (boto3 resource types); attributes that are None are absent."""
         item: dict[str, Any] = {
+            # The id and the owner are stored once, in the keys (``pk``, ``gsi1pk``), never
+            # again as attributes: every byte counts toward the 1 KB write unit (issue 16, W10).
             "pk": keys.post_pk(self.schedule_id),
             "sk": keys.POST_SK,
-            "schedule_id": self.schedule_id,
-            "owner": self.owner,
             "status": self.status.value,
             "content": self.content,
-            "media_ids": list(self.media_ids),
-            "language": self.language,
             "publish_at": format_instant(self.publish_at),
             "channel_ids": list(self.channel_ids),
             "deliveries": {cid: d.to_item() for cid, d in self.deliveries.items()},
@@ -168,6 +166,8 @@ class Post(BaseModel):
             "gsi1sk": keys.order_key(self.publish_at, self.schedule_id),
         }
         optional = {
+            "media_ids": list(self.media_ids) or None,
+            "language": self.language,
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
@@ -196,8 +196,9 @@ class Post(BaseModel):
             cid: Delivery.from_item(cid, d) for cid, d in (item.get("deliveries") or {}).items()
         }
         return cls(
-            schedule_id=item["schedule_id"],
-            owner=item["owner"],
+            # Items written before W10 also carry ``schedule_id`` and ``owner``; the keys agree.
+            schedule_id=keys.schedule_id_from_post_pk(str(item["pk"])),
+            owner=keys.owner_from_posts_gsi_pk(str(item["gsi1pk"])),
             status=PostStatus(item["status"]),
             content=item["content"],
             media_ids=list(item.get("media_ids") or []),
