@@ -188,3 +188,41 @@ def test_sweep_after_failed_promotion_drains_late_marker(
     assert (result.enqueued, result.late_drained) == (1, 1)
     clock.advance(30)
     assert [b["schedule_id"] for b in _receive_all(aws)] == [post.schedule_id]
+
+
+class _CountingIndex(DueIndex):
+    """Records the shard of every watermark write."""
+
+    def __init__(self, table_name: str) -> None:
+        super().__init__(table_name)
+        self.writes: list[int] = []
+
+    def advance_watermark(self, shard: int, instant: Any) -> Any:
+        self.writes.append(shard)
+        return super().advance_watermark(shard, instant)
+
+
+def test_sweep_across_the_hour_writes_one_watermark_per_shard_unless_the_first_bucket_sent(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    # Given a first sweep at 12:55, whose window spans every hour bucket from
+    # MISFIRE_GRACE_SECONDS back to 13:05, and one post due at 12:58, so its shard's 12:xx
+    # bucket sends something before the 13:xx bucket
+    clock.advance_to(clock.now().replace(minute=55))
+    post = create_post(
+        aws.settings,
+        now=clock.now() - timedelta(hours=1),
+        publish_at=clock.now() + timedelta(minutes=3),
+        channel_ids=["c"],
+    )
+    index = _CountingIndex(aws.settings.DUE_INDEX_TABLE_NAME)
+    # When it sweeps
+    result = Sweeper(aws.settings, due_index=index, clock=clock).sweep()
+    # Then each shard writes its watermark once (after its last bucket), except the post's
+    # shard, which also writes after the 12:xx bucket that sent it
+    shards = aws.settings.WRITE_SHARD_COUNT
+    assert result.enqueued == 1
+    assert sorted(index.writes) == sorted([*range(shards), post.shard])
+    # and the next sweep, from those watermarks, sends nothing again
+    clock.advance(60)
+    assert Sweeper(aws.settings, clock=clock).sweep().enqueued == 0
