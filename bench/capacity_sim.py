@@ -4,11 +4,13 @@ A small, deterministic (seeded) discrete-event simulation of the deployed fire p
 
 1. **Sweeper.** An EventBridge Scheduler schedule starts it once a minute (at a fixed second of
    the minute). Each run reads, per write shard, the due entries in
-   ``(previous run + lookahead, this run + lookahead]`` with Query pages of at most 1 MB, sends
-   them with SendMessageBatch (10 per call) and marks each entry enqueued with one conditional
-   UpdateItem. Shards are processed by ``sweeper_parallelism`` threads; one shard is one
-   partition key per hour bucket, so its marks are capped at the per-partition write limit, and
-   all marks together at the due-index table's write throughput.
+   ``(previous run + lookahead, this run + lookahead]`` with Query pages of at most 1 MB and
+   sends them with SendMessageBatch (10 per call), one call at a time per shard, as
+   ``logic/sweep.py`` does; it writes no mark per entry (issue 16, W4; ``due_mark_write_units``
+   0), only a watermark per page, which the model leaves out. Shards are processed by
+   ``sweeper_parallelism`` threads (``SWEEP_PARALLELISM``), each shard by one. A run longer
+   than the sweeper's Lambda timeout (``sweeper_timeout_s``) is a note: AWS would stop it and
+   the next run would carry on from the watermark.
 2. **Delay queue.** Each message gets ``DelaySeconds = ceil(publish_at - send time)`` (0 when
    late), so it becomes visible at ``publish_at`` (rounded up to a whole second) or at once.
 3. **Event source mapping.** Lambda polls with 5 concurrent batches while the queue is idle and,
@@ -144,8 +146,11 @@ class Assumptions:
     query_latency_s: float = 0.015
     sqs_send_batch_latency_s: float = 0.020
     dynamodb_latency_s: float = 0.008
-    #: Concurrent SendMessageBatch/UpdateItem calls one sweeper thread keeps in flight.
-    sweeper_io_concurrency: int = 8
+    #: Concurrent SendMessageBatch calls one sweeper thread keeps in flight: 1, as
+    #: ``logic/sweep.py`` sends a shard's batches one after another.
+    sweeper_io_concurrency: int = 1
+    #: The sweeper's Lambda timeout (``infra/config.py`` ``sweeper_timeout_seconds``).
+    sweeper_timeout_s: float = 50.0
     #: Second of the minute the sweeper's schedule fires (Scheduler fires within the minute).
     sweep_offset_s: float = 30.0
     invoke_overhead_s: float = 0.030
@@ -156,14 +161,14 @@ class Assumptions:
     worker_calls_before_send: int = 4
     worker_calls_after_send: int = 2  # idempotency save, final UpdateItem (issue 16, W2)
     #: Worker write units per post, matched to ``bench/cost.py``'s measurement of the real worker
-    #: (6 per one-channel post since issue 16: claim 1 and pending release 1 before the send,
-    #: the final post update 2 after it, the item being just over 1 KB; idempotency put 1 and
-    #: completion 1).
+    #: (5 per one-channel post since issue 16, W10: claim 1 and pending release 1 before the
+    #: send, the final post update 1 after it, the item being under 1 KB; idempotency put 1 and
+    #: completion 1). The sweeper writes no mark per entry (W4).
     posts_write_units_before_send: float = 2.0
-    posts_write_units_after_send: float = 2.0
+    posts_write_units_after_send: float = 1.0
     idempotency_write_units_before_send: float = 1.0
     idempotency_write_units_after_send: float = 1.0
-    due_mark_write_units: float = 1.0
+    due_mark_write_units: float = 0.0
     other_lambda_concurrency: int = 0
     #: Feed items the relay writes to the posts table per post during the burst (issue 14,
     #: ``docs/decisions.md`` X5): ``post.claimed`` after the claim, then ``delivery.published``
@@ -328,8 +333,13 @@ def simulate(
     partition_wcu = min(
         _lim("partition_write_units_per_s"), config.table_write_units_per_s / active
     )
-    per_mark_s = max(
-        a.due_mark_write_units / partition_wcu, a.dynamodb_latency_s / a.sweeper_io_concurrency
+    per_mark_s = (
+        max(
+            a.due_mark_write_units / partition_wcu,
+            a.dynamodb_latency_s / a.sweeper_io_concurrency,
+        )
+        if a.due_mark_write_units
+        else 0.0
     )
     per_send_s = a.sqs_send_batch_latency_s / a.sweeper_io_concurrency
     page_read_s = a.query_latency_s + (page_items * a.due_entry_bytes / 8192) / _lim(
@@ -467,6 +477,10 @@ def simulate(
         notes.append("in-flight messages exceed the standard-queue quota")
     if sweeps_late:
         notes.append("a sweeper run would exceed the 900 s Lambda timeout")
+    elif longest_sweep > a.sweeper_timeout_s:
+        notes.append(
+            f"a sweeper run would exceed the sweeper's {a.sweeper_timeout_s:.0f} s timeout"
+        )
     return Result(
         posts=posts,
         config=config,
@@ -488,19 +502,26 @@ def simulate(
 
 
 BASELINE = Config()
-#: The levers that carry a million posts: warm tables, concurrent batches, 10 queues and mappings.
+#: The settings that carry a million posts (``infra/config.py`` ``MILLION_A_MINUTE_OVERRIDES`` on
+#: top of prod, held equal to the synthesized template by ``tests/infrastructure``): 64 shards
+#: swept on 64 threads, ten queues and mappings of up to 1,000 batches, tables warm at 100,000
+#: write units/s, batches delivered concurrently, and the Region's concurrency raised to 4,000.
 SCALED = Config(
-    table_write_units_per_s=200_000.0,
+    write_shards=64,
+    sweeper_parallelism=64,
+    max_concurrency=1000,
+    batch_size=5,
+    table_write_units_per_s=100_000.0,
     batch_parallel=True,
     dispatch_queues=10,
-    region_concurrency=10_000,
+    region_concurrency=4_000,
 )
 #: The CDK app's stage defaults as the model sees them (``infra/config.py`` ``STAGE_DEFAULTS``,
 #: held equal to the synthesized templates by ``tests/infrastructure/test_capacity_defaults.py``):
 #: shards, lookahead, the worker mapping's maximum concurrency and batch size, the posts and
 #: idempotency tables' warm write throughput (4,000 = none set, a new on-demand table), the
 #: batch's records delivered concurrently (decisions H12), one dispatch queue, the Region's
-#: default concurrency. The sweeper sweeps its shards in turn (``logic/sweep.py``).
+#: default concurrency, and ``SWEEP_PARALLELISM`` (dev sweeps its shards in turn, prod on 8).
 CDK_DEFAULTS: dict[str, Config] = {
     "dev": Config(
         write_shards=8, max_concurrency=5, batch_size=5, sweeper_parallelism=1, batch_parallel=True
@@ -509,7 +530,7 @@ CDK_DEFAULTS: dict[str, Config] = {
         write_shards=16,
         max_concurrency=500,
         batch_size=5,
-        sweeper_parallelism=1,
+        sweeper_parallelism=8,
         batch_parallel=True,
         table_write_units_per_s=20_000.0,
     ),
@@ -579,6 +600,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "assumptions": asdict(Assumptions()),
         "baseline": asdict(BASELINE),
         "cdk_defaults": {stage: asdict(config) for stage, config in CDK_DEFAULTS.items()},
+        "million_settings": asdict(SCALED),
         "runs": [r.row() for r in results],
         "p99_under_60s": passing(results),
         "wall_seconds": round(time.perf_counter() - started, 1),

@@ -9,6 +9,7 @@ API Lambda as problem+json.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import jsii
@@ -104,7 +105,7 @@ class ApiConstruct(Construct):
         due_index: dynamodb.ITable,
         idempotency: dynamodb.ITable,
         credentials_key: kms.IKey,
-        dispatch_queue: sqs.IQueue,
+        dispatch_queues: Sequence[sqs.IQueue],
         layer: lambda_.ILayerVersion,
         runtime: lambda_.Runtime,
         functions_root: Path,
@@ -139,15 +140,21 @@ class ApiConstruct(Construct):
                 "POSTS_TABLE_NAME": posts.table_name,
                 "DUE_INDEX_TABLE_NAME": due_index.table_name,
                 "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
-                "DISPATCH_QUEUE_URL": dispatch_queue.queue_url,
+                "DISPATCH_QUEUE_URL": dispatch_queues[0].queue_url,
                 "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
                 "CREDENTIALS_KEY_ID": credentials_key.key_arn,
+                **(
+                    {"DISPATCH_QUEUE_URLS": ",".join(q.queue_url for q in dispatch_queues)}
+                    if len(dispatch_queues) > 1
+                    else {}
+                ),
             },
             description="Scheduling API (HTTP API payload v2)",
         ).function
         for table in (posts, due_index, idempotency):
             table.grant_read_write_data(self.function)
-        dispatch_queue.grant_send_messages(self.function)
+        for queue in dispatch_queues:
+            queue.grant_send_messages(self.function)
         self.cursor_secret.grant_read(self.function)
         # Seals credentials on create/edit and opens them for the check of a Bluesky session.
         credentials_key.grant(self.function, "kms:Decrypt", "kms:GenerateDataKey")

@@ -41,6 +41,7 @@ RESOURCE_SETTINGS = frozenset(
         "DUE_INDEX_TABLE_NAME",
         "IDEMPOTENCY_TABLE_NAME",
         "DISPATCH_QUEUE_URL",
+        "DISPATCH_QUEUE_URLS",
         "DISPATCH_DLQ_URL",
         "EVENT_BUS_NAME",
         "NOTIFY_QUEUE_URL",
@@ -91,8 +92,14 @@ class StageConfig(BaseModel):
     #: Worker sizing defaults and rules: :mod:`scheduled_posts.sizing` (shared with local/).
     worker_batch_size: int = Field(sizing.DEFAULT_WORKER_BATCH_SIZE, ge=1, le=10)
     worker_timeout_seconds: int = Field(sizing.DEFAULT_WORKER_TIMEOUT_SECONDS, ge=10, le=900)
-    #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide).
+    #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide), per
+    #: dispatch queue: the worker may run ``dispatch_queue_count`` times as many batches.
     worker_max_concurrency: int = Field(10, ge=2, le=1000)
+    #: Dispatch queues, each with its own event source mapping to the worker (issue 16). One
+    #: mapping scales to 1,000 concurrent batches at most, adding at most 300 a minute (AWS
+    #: Lambda Developer Guide, "SQS event source mapping" scaling): ten carry a million posts
+    #: due in one minute in the capacity model (``docs/capacity.md``). All share one DLQ.
+    dispatch_queue_count: int = Field(1, ge=1, le=20)
     #: Warm throughput (write request units per second) of the posts and idempotency tables, or
     #: None for a new on-demand table's 4,000 (DynamoDB Developer Guide, "On-demand capacity
     #: mode" and "Understanding DynamoDB warm throughput"). The capacity model
@@ -194,8 +201,23 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         "table_warm_write_units_per_second": 20_000,
         "api_throttle_rate_limit": 200.0,
         "api_throttle_burst_limit": 400,
-        "settings": {"WRITE_SHARD_COUNT": 16},
+        # SWEEP_PARALLELISM 8: the model's longest sweep for 100,000 posts is 12.9 s, where
+        # the shards in turn take 101 s, past the sweeper's 50 s timeout (decisions W11).
+        "settings": {"WRITE_SHARD_COUNT": 16, "SWEEP_PARALLELISM": 8},
     },
+}
+
+#: The settings ``docs/capacity.md`` names for 1,000,000 one-channel posts due in one minute
+#: (decisions W11), as a ``scheduled-posts:prod`` context override: ten dispatch queues and
+#: worker mappings of up to 1,000 concurrent batches each, posts and idempotency tables
+#: pre-warmed to 100,000 write units/s, 64 write shards swept on 64 threads. Beside them, the
+#: account's Lambda concurrency in the Region raised to 4,000 (a Service Quotas request; the
+#: model's peak is 3,243 concurrent batches). ``tests/infrastructure`` synthesizes prod with it.
+MILLION_A_MINUTE_OVERRIDES: dict[str, Any] = {
+    "dispatch_queue_count": 10,
+    "worker_max_concurrency": 1000,
+    "table_warm_write_units_per_second": 100_000,
+    "settings": {"WRITE_SHARD_COUNT": 64, "SWEEP_PARALLELISM": 64},
 }
 
 

@@ -10,6 +10,7 @@ Amazon SQS"); redrive to the DLQ after ``MAX_RECEIVE_COUNT`` receives.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from aws_cdk import Duration, RemovalPolicy
@@ -48,6 +49,10 @@ class DispatchConstruct(Construct):
     ----------
     queue, dlq : aws_sqs.Queue
         ``DispatchQueue`` and ``DispatchDLQ`` (logical ids pinned).
+    queues : list[aws_sqs.Queue]
+        Every dispatch queue (``config.dispatch_queue_count``): ``queue`` first, then
+        ``DispatchQueue2``, ``DispatchQueue3``, ...; each has its own worker mapping and
+        dead-letters to ``dlq``.
     sweeper, worker, watchdog, reconciler, materializer : aws_lambda.Function
     schedule_dlqs : dict[str, aws_sqs.Queue]
         One dead-letter queue per schedule, keyed by function name.
@@ -74,9 +79,18 @@ class DispatchConstruct(Construct):
         self._functions_root = functions_root
         self.dlq = self._build_queue(DISPATCH_DLQ, dead_letter=None)
         self.queue = self._build_queue(DISPATCH_QUEUE, dead_letter=self.dlq)
+        self.queues = [self.queue] + [
+            self._build_queue(
+                replace(DISPATCH_QUEUE, logical_id=f"{DISPATCH_QUEUE.logical_id}{n}"),
+                dead_letter=self.dlq,
+            )
+            for n in range(2, config.dispatch_queue_count + 1)
+        ]
         self.schedule_dlqs: dict[str, sqs.Queue] = {}
 
         queue_env = {DISPATCH_QUEUE.settings_name: self.queue.queue_url}
+        if len(self.queues) > 1:
+            queue_env["DISPATCH_QUEUE_URLS"] = ",".join(q.queue_url for q in self.queues)
         self.sweeper = self._build_function(
             "sweeper",
             timeout_seconds=config.sweeper_timeout_seconds,
@@ -187,16 +201,17 @@ class DispatchConstruct(Construct):
     ) -> None:
         # Sweeper: the due index only, never post content (docs/data-model.md, "Who may read what").
         due_index.grant_read_write_data(self.sweeper)
-        self.queue.grant_send_messages(self.sweeper)
-        # Worker: consume is granted by its event source; it re-sends with delays.
+        # Worker: consume is granted by its event sources; it re-sends with delays.
         posts.grant_read_write_data(self.worker)
         due_index.grant_read_data(self.worker)
         idempotency.grant_read_write_data(self.worker)
-        self.queue.grant_send_messages(self.worker)
         for function in (self.watchdog, self.reconciler):
             posts.grant_read_write_data(function)
             due_index.grant_read_data(function)
-            self.queue.grant_send_messages(function)
+        # Every sender may send to every dispatch queue (a post's queue is its id's hash).
+        for queue in self.queues:
+            for function in (self.sweeper, self.worker, self.watchdog, self.reconciler):
+                queue.grant_send_messages(function)
         # Materializer: series and occurrence posts, their due entries and the series index;
         # no queue (an occurrence due within the lookahead gets a late marker for the sweeper).
         # Only what it calls: point reads, Queries and (transactional) single-item writes;
@@ -205,14 +220,15 @@ class DispatchConstruct(Construct):
             table.grant(self.materializer, *MATERIALIZER_TABLE_ACTIONS)
 
     def _build_worker_source(self) -> None:
-        self.worker.add_event_source(
-            event_sources.SqsEventSource(
-                self.queue,
-                batch_size=self._config.worker_batch_size,
-                report_batch_item_failures=True,
-                max_concurrency=self._config.worker_max_concurrency,
+        for queue in self.queues:
+            self.worker.add_event_source(
+                event_sources.SqsEventSource(
+                    queue,
+                    batch_size=self._config.worker_batch_size,
+                    report_batch_item_failures=True,
+                    max_concurrency=self._config.worker_max_concurrency,
+                )
             )
-        )
 
     def _build_schedule(self, name: str, function: lambda_.IFunction, period_seconds: int) -> None:
         """A rate schedule with a retry policy and its own dead-letter queue.

@@ -9,7 +9,7 @@ materializer's ``SeriesStopped`` (a recurring schedule that stopped materializin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigatewayv2 as apigw
@@ -46,7 +46,7 @@ class MonitoringConstruct(Construct):
         *,
         config: StageConfig,
         http_api: apigw.HttpApi,
-        dispatch_queue: sqs.IQueue,
+        dispatch_queues: Sequence[sqs.IQueue],
         dispatch_dlq: sqs.IQueue,
         schedule_dlqs: Mapping[str, sqs.IQueue],
         sweeper: lambda_.IFunction,
@@ -129,7 +129,7 @@ class MonitoringConstruct(Construct):
             sweep=sweep,
             misses=misses,
             http_api=http_api,
-            dispatch_queue=dispatch_queue,
+            dispatch_queues=dispatch_queues,
             dispatch_dlq=dispatch_dlq,
             schedule_dlqs=schedule_dlqs,
             sweeper=sweeper,
@@ -292,7 +292,7 @@ class MonitoringConstruct(Construct):
         sweep: cloudwatch.IMetric,
         misses: cloudwatch.IMetric,
         http_api: apigw.HttpApi,
-        dispatch_queue: sqs.IQueue,
+        dispatch_queues: Sequence[sqs.IQueue],
         dispatch_dlq: sqs.IQueue,
         schedule_dlqs: Mapping[str, sqs.IQueue],
         sweeper: lambda_.IFunction,
@@ -325,17 +325,22 @@ class MonitoringConstruct(Construct):
         )
         dashboard.add_widgets(
             cloudwatch.GraphWidget(
-                title="Dispatch queue: oldest message age (s)",
-                left=[dispatch_queue.metric_approximate_age_of_oldest_message(period=_MINUTE)],
+                title="Dispatch queues: oldest message age (s)",
+                left=[
+                    q.metric_approximate_age_of_oldest_message(period=_MINUTE)
+                    for q in dispatch_queues
+                ],
                 width=width,
             ),
             cloudwatch.GraphWidget(
                 title="Dispatch queue depth: visible / in flight",
                 left=[
-                    dispatch_queue.metric_approximate_number_of_messages_visible(period=_MINUTE),
-                    dispatch_queue.metric_approximate_number_of_messages_not_visible(
-                        period=_MINUTE
-                    ),
+                    metric
+                    for q in dispatch_queues
+                    for metric in (
+                        q.metric_approximate_number_of_messages_visible(period=_MINUTE),
+                        q.metric_approximate_number_of_messages_not_visible(period=_MINUTE),
+                    )
                 ],
                 width=width,
             ),

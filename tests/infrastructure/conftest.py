@@ -14,7 +14,7 @@ import pytest
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
-from infra.config import StageConfig, load_stage_config
+from infra.config import MILLION_A_MINUTE_OVERRIDES, StageConfig, load_stage_config
 from infra.stack import ScheduledPostsStack, SourcePaths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,8 @@ class Synthesized:
 
 @pytest.fixture(scope="session")
 def stages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Synthesized]:
-    """dev, prod and "external" (dev with its own issuer and topic), synthesized once."""
+    """dev, prod, "external" (dev with its own issuer and topic) and "million" (prod with the
+    settings ``docs/capacity.md`` names for a million posts a minute), synthesized once."""
     app = App(
         context={"aws:cdk:bundling-stacks": []},
         outdir=str(tmp_path_factory.mktemp("cdk.out")),
@@ -63,6 +64,7 @@ def stages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Synthesized]:
         ("dev", "dev", {}),
         ("prod", "prod", {}),
         ("external", "dev", EXTERNAL_OVERRIDES),
+        ("million", "prod", MILLION_A_MINUTE_OVERRIDES),
     ):
         config = load_stage_config(stage, overrides)
         stack = ScheduledPostsStack(
@@ -92,3 +94,9 @@ def prod(stages: dict[str, Synthesized]) -> Synthesized:
 def external(stages: dict[str, Synthesized]) -> Synthesized:
     """dev with an external JWT issuer and an existing alarm topic."""
     return stages["external"]
+
+
+@pytest.fixture(scope="session")
+def million(stages: dict[str, Synthesized]) -> Synthesized:
+    """prod with ``MILLION_A_MINUTE_OVERRIDES``."""
+    return stages["million"]

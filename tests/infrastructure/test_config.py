@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 
 from app import read_config
 from infra.bundling import source_hash
-from infra.config import SERVICE_SETTINGS, load_stage_config
+from infra.config import MILLION_A_MINUTE_OVERRIDES, SERVICE_SETTINGS, load_stage_config
 from scheduled_posts.settings import Settings
 
 
@@ -129,3 +130,11 @@ def test_layer_hash_ignores_bytecode(tmp_path: Path) -> None:
 def test_outbound_allowed_origins_refused_in_aws() -> None:
     with pytest.raises(ValidationError, match="OUTBOUND_ALLOWED_ORIGINS"):
         load_stage_config("dev", {"settings": {"OUTBOUND_ALLOWED_ORIGINS": "http://localhost"}})
+
+
+def test_readme_names_the_million_a_minute_settings_the_config_holds() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    pattern = r"scheduled-posts:prod=(\{\"dispatch_queue_count\".*?\}\})'"
+    (block,) = re.findall(pattern, readme, re.S)
+    assert json.loads(block) == MILLION_A_MINUTE_OVERRIDES
+    load_stage_config("prod", json.loads(block))  # valid as given

@@ -226,3 +226,52 @@ def test_sweep_across_the_hour_writes_one_watermark_per_shard_unless_the_first_b
     # and the next sweep, from those watermarks, sends nothing again
     clock.advance(60)
     assert Sweeper(aws.settings, clock=clock).sweep().enqueued == 0
+
+
+def test_sweep_on_several_threads_sends_what_the_shards_in_turn_send_and_isolates_a_failure(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    settings = aws.settings.model_copy(update={"SWEEP_PARALLELISM": 4})
+    now = clock.now()
+    posts = [
+        create_post(
+            settings, now=now, publish_at=now + timedelta(seconds=30 + i), channel_ids=["c"]
+        )
+        for i in range(40)
+    ]
+    broken = posts[0].shard
+
+    class OneShardDown(DispatchQueue):
+        def send_batch(self, outgoing: Any) -> list[bool]:
+            ids = {p.schedule_id for p in posts if p.shard == broken}
+            if any(o.message.schedule_id in ids for o in outgoing):
+                raise QueueSendError("down")
+            return super().send_batch(outgoing)
+
+    # When a sweep on 4 threads meets one shard whose sends fail
+    first = Sweeper(settings, clock=clock, queue=OneShardDown(settings.DISPATCH_QUEUE_URL)).sweep()
+    # Then only that shard failed, every other post was sent once
+    others = [p for p in posts if p.shard != broken]
+    assert first.failed_shards == [broken]
+    assert first.enqueued == len(others)
+    # and the next sweep sends the failed shard's posts from its watermark, nothing else again
+    second = Sweeper(settings, clock=clock).sweep()
+    assert second.enqueued == len(posts) - len(others)
+    clock.advance(120)  # past the last publish_at (now + 69 s)
+    assert sorted(b["schedule_id"] for b in _receive_all(aws)) == sorted(
+        p.schedule_id for p in posts
+    )
+
+
+def test_sweep_result_merged_sums_every_count() -> None:
+    from scheduled_posts.logic.sweep import SweepResult
+
+    parts = [
+        SweepResult(enqueued=2, duplicates=1, already_enqueued=3, late_drained=4,
+                    scanned_count=5, queries=6, failed_shards=[1]),
+        SweepResult(enqueued=1, queries=1, failed_shards=[3]),
+    ]  # fmt: skip
+    merged = SweepResult.merged(parts)
+    assert (merged.enqueued, merged.duplicates, merged.already_enqueued, merged.late_drained,
+            merged.scanned_count, merged.queries) == (3, 1, 3, 4, 5, 7)  # fmt: skip
+    assert merged.failed_shards == [1, 3]

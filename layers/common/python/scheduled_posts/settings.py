@@ -26,6 +26,10 @@ class Settings(BaseModel):
     DUE_INDEX_TABLE_NAME: str = "scheduled-posts-due-index"
     IDEMPOTENCY_TABLE_NAME: str = "scheduled-posts-idempotency"
     DISPATCH_QUEUE_URL: str = ""
+    #: Every dispatch queue, comma-separated, when there are several (issue 16: one event
+    #: source mapping scales to 1,000 concurrent batches at most); empty: only
+    #: ``DISPATCH_QUEUE_URL``. Read through :attr:`dispatch_queue_urls`.
+    DISPATCH_QUEUE_URLS: str = ""
     DISPATCH_DLQ_URL: str = ""
     #: The stack's EventBridge custom bus the relay puts outcome events on (``docs/events.md``).
     EVENT_BUS_NAME: str = "scheduled-posts-events"
@@ -40,6 +44,10 @@ class Settings(BaseModel):
     MAX_PENDING_POSTS: int = Field(1000, ge=1)
     MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
     WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
+    #: Threads the sweeper sweeps shards on at once (issue 16), each shard on one thread: a
+    #: shard's sends and watermark writes are one after another, so a sweep of many due posts
+    #: takes about (its SQS batches x their latency) / this. 1: the shards in turn.
+    SWEEP_PARALLELISM: int = Field(1, ge=1, le=64)
     #: Origins (``scheme://host[:port]``) outbound calls (webhooks, Mastodon, Bluesky) may reach
     #: over http or at private addresses (``platforms/url_policy.py``). ``WEBHOOK_ALLOWED_ORIGINS``
     #: is its former name, still read: the two lists are joined.
@@ -115,6 +123,13 @@ class Settings(BaseModel):
         if self.RETRY_AFTER_CAP_SECONDS < self.RETRY_AFTER_FLOOR_SECONDS:
             raise ValueError("RETRY_AFTER_CAP_SECONDS must be >= RETRY_AFTER_FLOOR_SECONDS")
         return self
+
+    @property
+    def dispatch_queue_urls(self) -> tuple[str, ...]:
+        """The dispatch queues' URLs in order: ``DISPATCH_QUEUE_URLS`` split on commas, else
+        ``DISPATCH_QUEUE_URL`` alone."""
+        listed = tuple(u.strip() for u in self.DISPATCH_QUEUE_URLS.split(",") if u.strip())
+        return listed or (self.DISPATCH_QUEUE_URL,)
 
     @property
     def allowed_ports(self) -> tuple[int, ...]:

@@ -1,13 +1,21 @@
-"""The dispatch queue: send dispatch messages with per-message delays, delete processed ones.
+"""The dispatch queues: send dispatch messages with per-message delays, delete processed ones.
 
 Only this module talks to SQS for dispatch. ``DelaySeconds`` is clamped to ``[0, 900]``, the SQS
 per-message delay limit (Amazon SQS Developer Guide, "Amazon SQS delay queues"); a batch holds at
 most 10 entries (SQS quota for ``SendMessageBatch``).
+
+A deployment may have several dispatch queues, each with its own event source mapping to the
+worker (issue 16): one mapping scales to at most 1,000 concurrent batches, adding at most 300 a
+minute (Lambda Developer Guide, "SQS event source mapping" scaling), so a million posts due in
+one minute need about ten. A post's messages always go to the queue of its id
+(``crc32(schedule_id) % len(queues)``); any queue would be correct (every one feeds the same
+worker), the hash only spreads the load evenly.
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +26,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from scheduled_posts.data.aws import sqs_client
 from scheduled_posts.errors import QueueSendError
 from scheduled_posts.models.messages import DispatchMessage
-from scheduled_posts.settings import SQS_MAX_DELAY_SECONDS
+from scheduled_posts.settings import SQS_MAX_DELAY_SECONDS, Settings
 
 #: ``SendMessageBatch`` accepts at most 10 entries (Amazon SQS quotas).
 SQS_MAX_BATCH = 10
@@ -40,23 +48,41 @@ class Outgoing:
 
 
 class DispatchQueue:
-    """Sends and deletes dispatch messages on one SQS queue.
+    """Sends and deletes dispatch messages on the dispatch queue, or spread over several.
 
     Parameters
     ----------
     queue_url:
-        The dispatch queue's URL (``Settings.DISPATCH_QUEUE_URL``).
+        The dispatch queue's URL (``Settings.DISPATCH_QUEUE_URL``), or every dispatch queue's
+        URL in order (``Settings.dispatch_queue_urls``). Raises ``ValueError`` when empty.
     sqs:
         A boto3 SQS client; default: the process's lazily created client.
     """
 
-    def __init__(self, queue_url: str, *, sqs: Any | None = None) -> None:
-        self.queue_url = queue_url
+    def __init__(self, queue_url: str | Sequence[str], *, sqs: Any | None = None) -> None:
+        urls = (queue_url,) if isinstance(queue_url, str) else tuple(queue_url)
+        if not urls:
+            raise ValueError("at least one dispatch queue URL is needed")
+        self.queue_urls: tuple[str, ...] = urls
+        #: The first queue (the only one in most deployments); ``delete`` uses it.
+        self.queue_url = urls[0]
         self._sqs = sqs
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, sqs: Any | None = None) -> DispatchQueue:
+        """Every dispatch queue the settings name (``DISPATCH_QUEUE_URLS``, else the one
+        ``DISPATCH_QUEUE_URL``)."""
+        return cls(settings.dispatch_queue_urls, sqs=sqs)
 
     @property
     def client(self) -> Any:
         return self._sqs if self._sqs is not None else sqs_client()
+
+    def queue_for(self, schedule_id: str) -> str:
+        """The URL of the queue a post's messages go to: ``crc32(schedule_id) % len(queues)``."""
+        if len(self.queue_urls) == 1:
+            return self.queue_url
+        return self.queue_urls[zlib.crc32(schedule_id.encode()) % len(self.queue_urls)]
 
     def send_batch(self, outgoing: Sequence[Outgoing]) -> list[bool]:
         """Send messages in batches of 10; returns, per input message, whether SQS accepted it.
@@ -67,24 +93,37 @@ class DispatchQueue:
             When a whole ``SendMessageBatch`` call fails (network, throttling after retries).
             Messages of earlier batches were sent; the error's ``sent`` lists their flags.
         """
-        accepted: list[bool] = []
-        for start in range(0, len(outgoing), SQS_MAX_BATCH):
-            chunk = outgoing[start : start + SQS_MAX_BATCH]
-            entries = [
-                {
-                    "Id": str(i),
-                    "MessageBody": item.message.model_dump_json(),
-                    "DelaySeconds": max(0, min(SQS_MAX_DELAY_SECONDS, item.delay_seconds)),
-                }
-                for i, item in enumerate(chunk)
-            ]
-            try:
-                response = self.client.send_message_batch(QueueUrl=self.queue_url, Entries=entries)
-            except (ClientError, BotoCoreError) as exc:
-                raise QueueSendError(f"SendMessageBatch failed: {exc}", sent=accepted) from exc
-            ok = {entry["Id"] for entry in response.get("Successful", [])}
-            accepted.extend(str(i) in ok for i in range(len(chunk)))
-        return accepted
+        by_queue: dict[str, list[int]] = {}
+        for index, item in enumerate(outgoing):
+            by_queue.setdefault(self.queue_for(item.message.schedule_id), []).append(index)
+        flags: dict[int, bool] = {}
+        for url, indexes in by_queue.items():
+            for start in range(0, len(indexes), SQS_MAX_BATCH):
+                chunk = indexes[start : start + SQS_MAX_BATCH]
+                entries = [
+                    {
+                        "Id": str(i),
+                        "MessageBody": outgoing[i].message.model_dump_json(),
+                        "DelaySeconds": max(
+                            0, min(SQS_MAX_DELAY_SECONDS, outgoing[i].delay_seconds)
+                        ),
+                    }
+                    for i in chunk
+                ]
+                try:
+                    response = self.client.send_message_batch(QueueUrl=url, Entries=entries)
+                except (ClientError, BotoCoreError) as exc:
+                    # ``sent``: the flags of the messages before the first not yet answered,
+                    # in input order (with one queue, exactly the earlier batches).
+                    sent = []
+                    for i in range(len(outgoing)):
+                        if i not in flags:
+                            break
+                        sent.append(flags[i])
+                    raise QueueSendError(f"SendMessageBatch failed: {exc}", sent=sent) from exc
+                ok = {entry["Id"] for entry in response.get("Successful", [])}
+                flags.update((i, str(i) in ok) for i in chunk)
+        return [flags[i] for i in range(len(outgoing))]
 
     def send(self, message: DispatchMessage, delay_seconds: int = 0) -> None:
         """Send one message with ``DelaySeconds`` (clamped to 0-900).
@@ -96,7 +135,7 @@ class DispatchQueue:
         """
         try:
             self.client.send_message(
-                QueueUrl=self.queue_url,
+                QueueUrl=self.queue_for(message.schedule_id),
                 MessageBody=message.model_dump_json(),
                 DelaySeconds=max(0, min(SQS_MAX_DELAY_SECONDS, delay_seconds)),
             )

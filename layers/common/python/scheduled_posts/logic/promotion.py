@@ -107,7 +107,7 @@ def make_promoter(settings: Settings, clock: Clock | None = None) -> Callable[[D
     errors); the caller logs and swallows, and the sweeper sends the post from its late marker.
     """
     due_index = DueIndex(settings.DUE_INDEX_TABLE_NAME)
-    queue = DispatchQueue(settings.DISPATCH_QUEUE_URL)
+    queue = DispatchQueue.from_settings(settings)
     used_clock: Clock = clock if clock is not None else SystemClock()
 
     def promote(entry: DueEntry) -> None:

@@ -120,7 +120,7 @@ class Publisher:
     ) -> None:
         self.settings = settings
         self.store = store or PostStore(settings.POSTS_TABLE_NAME)
-        self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+        self.queue = queue or DispatchQueue.from_settings(settings)
         if adapters is None:
             from scheduled_posts.logic.network_delivery import default_adapters
 

@@ -107,7 +107,7 @@ class Reconciler:
             settings.POSTS_TABLE_NAME, settings.IDEMPOTENCY_TABLE_NAME
         )
         self.dispatch = dispatch or PostStore(settings.POSTS_TABLE_NAME)
-        self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+        self.queue = queue or DispatchQueue.from_settings(settings)
         self.clock: Clock = clock or SystemClock()
 
     def run(self) -> ReconcileResult:

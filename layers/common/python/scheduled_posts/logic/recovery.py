@@ -58,7 +58,7 @@ class RecoveryDeps:
         s = self.settings
         self.dispatch = self.dispatch or PostStore(s.POSTS_TABLE_NAME)
         self.store = self.store or ReconcileStore(s.POSTS_TABLE_NAME, s.IDEMPOTENCY_TABLE_NAME)
-        self.queue = self.queue or DispatchQueue(s.DISPATCH_QUEUE_URL)
+        self.queue = self.queue or DispatchQueue.from_settings(s)
 
 
 def within_grace(post: Post, deps: RecoveryDeps) -> bool:

@@ -23,6 +23,7 @@ Misfire is decided by the worker (``docs/decisions.md`` item 2).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -57,6 +58,17 @@ class SweepResult:
     queries: int = 0
     failed_shards: list[int] = field(default_factory=list)
 
+    @classmethod
+    def merged(cls, parts: list[SweepResult]) -> SweepResult:
+        """One result for a sweep whose shards were swept apart (counts summed)."""
+        total = cls()
+        for part in parts:
+            for name in ("enqueued", "duplicates", "already_enqueued", "late_drained",
+                         "scanned_count", "queries"):  # fmt: skip
+                setattr(total, name, getattr(total, name) + getattr(part, name))
+            total.failed_shards += part.failed_shards
+        return total
+
 
 class _ShardIncomplete(Exception):
     """Some messages of a page were not accepted: stop this shard without advancing further."""
@@ -72,7 +84,8 @@ class Sweeper:
     Parameters
     ----------
     settings:
-        ``LOOKAHEAD_SECONDS``, ``MISFIRE_GRACE_SECONDS``, ``WRITE_SHARD_COUNT`` and resource names.
+        ``LOOKAHEAD_SECONDS``, ``MISFIRE_GRACE_SECONDS``, ``WRITE_SHARD_COUNT``,
+        ``SWEEP_PARALLELISM`` and resource names.
     due_index, queue, clock:
         Default to the production ``DueIndex``, ``DispatchQueue`` and ``SystemClock``.
     """
@@ -87,21 +100,29 @@ class Sweeper:
     ) -> None:
         self.settings = settings
         self.due_index = due_index or DueIndex(settings.DUE_INDEX_TABLE_NAME)
-        self.queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+        self.queue = queue or DispatchQueue.from_settings(settings)
         self.clock: Clock = clock or SystemClock()
 
     def sweep(self) -> SweepResult:
         """Sweep every shard once; a shard that fails is listed in ``failed_shards`` and retried
-        from its watermark by the next sweep (the others are unaffected)."""
-        result = SweepResult()
+        from its watermark by the next sweep (the others are unaffected).
+
+        With ``SWEEP_PARALLELISM`` above 1, that many threads sweep shards at once, each shard
+        by one thread (its watermark has one writer); every shard is swept before an
+        unexpected error (not a refused send) is raised, the first in shard order.
+        """
         now = self.clock.now()
         horizon = now + timedelta(seconds=self.settings.LOOKAHEAD_SECONDS)
-        for shard in range(self.settings.WRITE_SHARD_COUNT):
-            try:
-                self._sweep_shard(shard, now, horizon, result)
-            except (_ShardIncomplete, QueueSendError) as exc:
-                result.failed_shards.append(shard)
-                logger.warning("shard sweep incomplete", extra={"shard": shard, "error": str(exc)})
+        shards = range(self.settings.WRITE_SHARD_COUNT)
+        threads = min(self.settings.SWEEP_PARALLELISM, len(shards))
+        if threads <= 1:
+            result = SweepResult()
+            for shard in shards:
+                self._sweep_one(shard, now, horizon, result)
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sweep") as pool:
+                futures = [pool.submit(self._sweep_alone, shard, now, horizon) for shard in shards]
+            result = SweepResult.merged([future.result() for future in futures])
         if result.enqueued:
             metrics.add_metric(
                 name=Metric.ENQUEUED, unit=Metric.ENQUEUED.unit, value=result.enqueued
@@ -115,6 +136,18 @@ class Sweeper:
         return result
 
     # -- one shard ------------------------------------------------------------------------------
+
+    def _sweep_one(self, shard: int, now: datetime, horizon: datetime, result: SweepResult) -> None:
+        try:
+            self._sweep_shard(shard, now, horizon, result)
+        except (_ShardIncomplete, QueueSendError) as exc:
+            result.failed_shards.append(shard)
+            logger.warning("shard sweep incomplete", extra={"shard": shard, "error": str(exc)})
+
+    def _sweep_alone(self, shard: int, now: datetime, horizon: datetime) -> SweepResult:
+        result = SweepResult()
+        self._sweep_one(shard, now, horizon, result)
+        return result
 
     def _sweep_shard(
         self, shard: int, now: datetime, horizon: datetime, result: SweepResult

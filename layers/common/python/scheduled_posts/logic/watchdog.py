@@ -54,7 +54,7 @@ def rescue_expired_leases(
     next run takes the post over again: a refused send costs one ``WATCHDOG_INTERVAL_SECONDS``.
     """
     store = store or PostStore(settings.POSTS_TABLE_NAME)
-    queue = queue or DispatchQueue(settings.DISPATCH_QUEUE_URL)
+    queue = queue or DispatchQueue.from_settings(settings)
     clock = clock or SystemClock()
     result = WatchdogResult()
     now = clock.now()
