@@ -5,6 +5,9 @@
   cumulative times of the top-level imports it prints. Measured on this machine's CPython
   (x86_64, the venv's version), not on Lambda's arm64 runtime: a relative figure, and the part of
   a cold start that our code controls (Lambda's own init is not included).
+* **Shared imports** (issue 16): the same measure for what every handler imports whatever it
+  does (:data:`SHARED_MODULES`: the observability module, and the X-Ray SDK within it), the
+  part of each handler's excess that importing lazily cannot remove.
 * **Client libraries** (issue 12): the import cost of each candidate network client, in a fresh
   process, pinned in :data:`CLIENT_LIBRARIES` and pip-installed for this machine into
   ``.bench-cache/clients/`` (never into the venv): ``regex`` (used: grapheme clusters),
@@ -70,6 +73,8 @@ def handler_names() -> list[str]:
 
 #: What a handler's import is compared with (issue 16: at most 100 ms more than boto3 alone).
 BASELINE_MODULE = "boto3"
+#: Modules every handler imports, measured alone against the same baseline.
+SHARED_MODULES = ("scheduled_posts.observability", "aws_xray_sdk.core")
 
 
 def import_time(name: str, repeat: int, module: str | None = None) -> dict[str, Any]:
@@ -216,6 +221,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             entry["over_baseline_ms"] = round(entry["total_ms"] - baseline["total_ms"], 3)
         baselines.append(baseline)
         imports.append(entry)
+    # What every handler imports whatever it does (issue 16: the part lazy imports cannot
+    # remove): the shared observability module (Powertools Logger, Metrics and Tracer), and
+    # within it the X-Ray SDK, which creates a botocore X-Ray client when imported (its
+    # ``xray_recorder``), even with POWERTOOLS_TRACE_DISABLED.
+    shared = []
+    for module in SHARED_MODULES:
+        baseline = import_time(BASELINE_MODULE, args.repeat, module=BASELINE_MODULE)
+        entry = import_time(module, args.repeat, module=module)
+        if "total_ms" in entry and "total_ms" in baseline:
+            entry["baseline_ms"] = baseline["total_ms"]
+            entry["over_baseline_ms"] = round(entry["total_ms"] - baseline["total_ms"], 3)
+        baselines.append(baseline)
+        shared.append(entry)
     measured = [b for b in baselines if "total_ms" in b]
     baseline = {
         "handler": BASELINE_MODULE,
@@ -236,6 +254,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "baseline": baseline,
         "layer_target": f"manylinux2014_aarch64, Python {PYTHON_VERSION}",
         "imports": imports,
+        "shared_imports": shared,
         "client_libraries": clients,
         "sizes": size,
         "wall_seconds": round(time.perf_counter() - started, 1),

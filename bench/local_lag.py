@@ -11,7 +11,10 @@
    users (so the pending-post limit does not bind), all created before the first falls due
    (the lead is 3x the burst's creation time per post), so creation and delivery do not
    compete for the machine.
-4. For each: lag = receiver arrival - ``publish_at`` (p50/p95/p99/max), early deliveries (must
+4. For each: lag = receiver arrival - ``publish_at`` (p50/p95/p99/max), split at the start of
+   the delivering attempt the API reports (``lag_parts_seconds``: before it, the emulated queue,
+   poller and the worker's claim; after it, the worker's writes before the request and the
+   webhook call), early deliveries (must
    be 0), accepted duplicates (must be 0: a second accepted delivery for one Idempotency-Key),
    raw re-sends, posts never delivered, and the embedded AWS's own share: seconds the moto
    server spent serving requests (``ReceiveMessage`` long polls, which mostly wait, listed
@@ -53,6 +56,39 @@ def _lag_summary(lags: list[float]) -> dict[str, float]:
     }
 
 
+def _lag_parts(
+    deliveries: list[Any],
+    created: dict[str, datetime],
+    clients: list[Any],
+    owner_of: dict[str, int],
+) -> dict[str, dict[str, float]]:
+    """Each accepted delivery's lag split where the worker's own record splits it: from
+    ``publish_at`` to the start of the delivering attempt (``GET .../attempts``: the message's
+    wait in the emulated queue and poller, and the worker's read and claim), and from that start
+    to the receiver's arrival (the worker's writes before the request, and the webhook call)."""
+    from scheduled_posts.clock import instant_from_storage
+
+    before: list[float] = []
+    after: list[float] = []
+    for d in deliveries:  # the receivers' accepted deliveries, one per post and channel
+        if d.schedule_id not in owner_of:
+            continue
+        reply = clients[owner_of[d.schedule_id]].request(
+            "GET", f"/v1/scheduled-posts/{d.schedule_id}/attempts"
+        )
+        published = [a for a in reply.body.get("items", []) if a["outcome"] == "published"]
+        if reply.status != 200 or not published:
+            continue
+        start = instant_from_storage(published[-1]["started_at"])
+        wait = (start - created[d.schedule_id]).total_seconds()
+        before.append(wait)
+        after.append(d.lag_seconds - wait)
+    return {
+        "publish_at_to_attempt_start": _lag_summary(before),
+        "attempt_start_to_webhook": _lag_summary(after),
+    }
+
+
 def run_scenario(
     name: str,
     due_times: list[datetime],
@@ -69,6 +105,7 @@ def run_scenario(
     resends_before = sum(r.resends for r in receivers)
     started = time.monotonic()
     created: dict[str, datetime] = {}
+    owner_of: dict[str, int] = {}
     refused: list[int] = []
     late_creates = 0
 
@@ -86,6 +123,7 @@ def run_scenario(
         )  # fmt: skip
         if reply.status == 201:
             created[reply.body["schedule_id"]] = due_times[i]
+            owner_of[reply.body["schedule_id"]] = user
         else:
             refused.append(reply.status)
 
@@ -104,6 +142,7 @@ def run_scenario(
     keys = [d.idempotency_key for d in deliveries]
     lags = [d.lag_seconds for d in deliveries]
     stats = _moto(aws_port, "/bench/stats")
+    parts = _lag_parts(deliveries, created, clients, owner_of)
     receive_s = sum(v for k, v in stats["seconds"].items() if k.endswith("ReceiveMessage"))
     busy_s = sum(stats["seconds"].values()) - receive_s
     return {
@@ -119,6 +158,7 @@ def run_scenario(
         "accepted_duplicates": len(keys) - len(set(keys)),
         "raw_resends": sum(r.resends for r in receivers) - resends_before,
         "lag_seconds": _lag_summary(lags),
+        "lag_parts_seconds": parts,
         "wall_seconds": round(wall, 1),
         "moto_busy_seconds": round(busy_s, 2),
         "moto_receive_seconds": round(receive_s, 2),

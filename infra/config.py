@@ -103,7 +103,7 @@ class StageConfig(BaseModel):
     #: Warm throughput (write request units per second) of the posts and idempotency tables, or
     #: None for a new on-demand table's 4,000 (DynamoDB Developer Guide, "On-demand capacity
     #: mode" and "Understanding DynamoDB warm throughput"). The capacity model
-    #: (``docs/capacity.md``) sizes it for a burst of due posts: about 7 posts-table and 2
+    #: (``docs/capacity.md``) sizes it for a burst of due posts: about 6 posts-table and 2
     #: idempotency write units per one-channel post per second of the burst.
     table_warm_write_units_per_second: int | None = Field(None, ge=4000, le=400_000)
     api_timeout_seconds: int = Field(29, ge=3, le=30)
@@ -112,6 +112,10 @@ class StageConfig(BaseModel):
     reconciler_timeout_seconds: int = Field(240, ge=10, le=900)
     materializer_timeout_seconds: int = Field(120, ge=10, le=900)
     memory_mb: int = Field(512, ge=128, le=10_240)
+    #: The sweeper's memory when not ``memory_mb``: its share of a vCPU (one at 1,769 MB; Lambda
+    #: Developer Guide, "Configure Lambda function memory") bounds how many due posts a run can
+    #: send (about 4,400 a second at one vCPU, ``bench/sweeper_cpu.py``; decisions W15).
+    sweeper_memory_mb: int | None = Field(None, ge=128, le=10_240)
 
     #: Scheduler retry policy for the three scheduled Lambdas.
     schedule_retry_attempts: int = Field(2, ge=0, le=185)
@@ -210,13 +214,15 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
 #: The settings ``docs/capacity.md`` names for 1,000,000 one-channel posts due in one minute
 #: (decisions W11), as a ``scheduled-posts:prod`` context override: ten dispatch queues and
 #: worker mappings of up to 1,000 concurrent batches each, posts and idempotency tables
-#: pre-warmed to 100,000 write units/s, 64 write shards swept on 64 threads. Beside them, the
+#: pre-warmed to 100,000 write units/s, 64 write shards swept on 64 threads by a sweeper with
+#: one full vCPU (1,769 MB: the million's sweep is CPU-bound, W15). Beside them, the
 #: account's Lambda concurrency in the Region raised to 4,000 (a Service Quotas request; the
-#: model's peak is 3,243 concurrent batches). ``tests/infrastructure`` synthesizes prod with it.
+#: model's peak is 3,836 concurrent batches). ``tests/infrastructure`` synthesizes prod with it.
 MILLION_A_MINUTE_OVERRIDES: dict[str, Any] = {
     "dispatch_queue_count": 10,
     "worker_max_concurrency": 1000,
     "table_warm_write_units_per_second": 100_000,
+    "sweeper_memory_mb": 1769,
     "settings": {"WRITE_SHARD_COUNT": 64, "SWEEP_PARALLELISM": 64},
 }
 

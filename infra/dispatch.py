@@ -96,6 +96,7 @@ class DispatchConstruct(Construct):
             timeout_seconds=config.sweeper_timeout_seconds,
             environment={"DUE_INDEX_TABLE_NAME": due_index.table_name, **queue_env},
             description="Sends posts due within the lookahead to the dispatch queue",
+            memory_mb=config.sweeper_memory_mb,
         )
         self.worker = self._build_function(
             "worker",
@@ -176,7 +177,13 @@ class DispatchConstruct(Construct):
         return queue
 
     def _build_function(
-        self, name: str, *, timeout_seconds: int, environment: dict[str, str], description: str
+        self,
+        name: str,
+        *,
+        timeout_seconds: int,
+        environment: dict[str, str],
+        description: str,
+        memory_mb: int | None = None,
     ) -> lambda_.Function:
         construct = ServiceFunctionConstruct(
             self,
@@ -189,6 +196,7 @@ class DispatchConstruct(Construct):
             timeout_seconds=timeout_seconds,
             environment=environment,
             description=description,
+            memory_mb=memory_mb,
         )
         return construct.function
 

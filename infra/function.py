@@ -51,7 +51,9 @@ class ServiceFunctionConstruct(Construct):
         timeout_seconds: int,
         environment: Mapping[str, str],
         description: str,
+        memory_mb: int | None = None,
     ) -> None:
+        """``memory_mb``: this function's memory, when not ``config.memory_mb``."""
         super().__init__(scope, construct_id)
         self.log_group = retained_log_group(self, "Logs", config=config)
         env = {
@@ -70,7 +72,7 @@ class ServiceFunctionConstruct(Construct):
             runtime=runtime,
             architecture=lambda_.Architecture.ARM_64,
             layers=[layer],
-            memory_size=config.memory_mb,
+            memory_size=memory_mb or config.memory_mb,
             timeout=Duration.seconds(timeout_seconds),
             tracing=lambda_.Tracing.ACTIVE,
             logging_format=lambda_.LoggingFormat.JSON,

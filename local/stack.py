@@ -200,27 +200,10 @@ class LocalStack:
 
         if is_available("worker"):
             sqs = boto3.client("sqs")
-            arn = sqs.get_queue_attributes(
-                QueueUrl=settings.DISPATCH_QUEUE_URL, AttributeNames=["QueueArn"]
-            )["Attributes"]["QueueArn"]
-            self.pollers.append(
-                SqsPoller(
-                    sqs,
-                    queue_url=settings.DISPATCH_QUEUE_URL,
-                    queue_arn=arn,
-                    function=LambdaFunction("worker", config.worker_timeout_seconds),
-                    batch_size=config.worker_batch_size,
-                    wait_seconds=config.poll_wait_seconds,
-                    poll_interval_seconds=config.poll_interval_seconds or None,
-                    stop_event=self.stop_event,
-                    on_batch=PublishLog(
-                        PostRepository(
-                            posts_table_name=settings.POSTS_TABLE_NAME,
-                            due_table_name=settings.DUE_INDEX_TABLE_NAME,
-                        )
-                    ),
-                )
-            )
+            # One event source mapping per dispatch queue, as deployed (one unless
+            # DISPATCH_QUEUE_URLS names several).
+            for queue_url in settings.dispatch_queue_urls:
+                self.pollers.append(self._worker_poller(sqs, queue_url, settings))
         else:
             log.warning("functions/worker/handler.py not found: nothing will be published")
 
@@ -262,6 +245,29 @@ class LocalStack:
             function.context,
         )
         return StreamLoop(poller, interval_seconds=1.0, stop_event=self.stop_event)
+
+    def _worker_poller(self, sqs: Any, queue_url: str, settings: Settings) -> SqsPoller:
+        """The worker's event source mapping on one dispatch queue."""
+        config = self.config
+        arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        return SqsPoller(
+            sqs,
+            queue_url=queue_url,
+            queue_arn=arn,
+            function=LambdaFunction("worker", config.worker_timeout_seconds),
+            batch_size=config.worker_batch_size,
+            wait_seconds=config.poll_wait_seconds,
+            poll_interval_seconds=config.poll_interval_seconds or None,
+            stop_event=self.stop_event,
+            on_batch=PublishLog(
+                PostRepository(
+                    posts_table_name=settings.POSTS_TABLE_NAME,
+                    due_table_name=settings.DUE_INDEX_TABLE_NAME,
+                )
+            ),
+        )
 
     def _notifier_poller(self, settings: Settings) -> SqsPoller:
         """The notifier on the notify queue (issue 14), as its event source mapping would."""

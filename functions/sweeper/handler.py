@@ -31,7 +31,9 @@ def make_lambda_handler(sweeper_factory: Callable[[], Sweeper] = _default_sweepe
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         started = time.perf_counter()
-        result = sweeper_factory().sweep()
+        result = sweeper_factory().sweep(
+            remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000
+        )
         duration_ms = (time.perf_counter() - started) * 1000
         metrics.add_metric(
             name=Metric.SWEEP_DURATION_MS, unit=Metric.SWEEP_DURATION_MS.unit, value=duration_ms

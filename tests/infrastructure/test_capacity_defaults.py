@@ -48,6 +48,8 @@ def test_capacity_model_cdk_defaults_match_the_template(
     assert int(env["LOOKAHEAD_SECONDS"]) == model.lookahead_s
     assert int(env["SWEEP_PARALLELISM"]) == model.sweeper_parallelism
     assert "DISPATCH_QUEUE_URLS" not in env  # one dispatch queue
+    sweeper = stage.resources[stage.logical_id(stage.stack.dispatch.sweeper)]
+    assert sweeper["Properties"]["MemorySize"] == model.sweeper_memory_mb
     for table in ("PostsTable", "IdempotencyTable"):
         assert _warm_write_units(stage, table) == model.table_write_units_per_s
 
@@ -86,6 +88,8 @@ def test_million_settings_synthesize_what_the_capacity_model_assumes(million: Sy
     env = worker["Properties"]["Environment"]["Variables"]
     assert int(env["WRITE_SHARD_COUNT"]) == SCALED.write_shards
     assert int(env["SWEEP_PARALLELISM"]) == SCALED.sweeper_parallelism
+    sweeper = million.resources[million.logical_id(million.stack.dispatch.sweeper)]
+    assert sweeper["Properties"]["MemorySize"] == SCALED.sweeper_memory_mb
     # ... and every sender is told every queue, in order, the first being DISPATCH_QUEUE_URL.
     for function in ("sweeper", "worker", "watchdog", "reconciler"):
         lid = million.logical_id(getattr(million.stack.dispatch, function))

@@ -109,15 +109,15 @@ ROWS: tuple[Row, ...] = (
     Row(
         "sweeper_incomplete",
         "sweeper crashes or is throttled mid-shard",
-        "watermark only moved past completed pages; next sweep re-reads, marks stop re-sends",
-        "≤ 60 s; duplicates are counted and dropped by the claim",
+        "watermark only moved past completed pages; next sweep re-reads and re-sends that page",
+        "≤ 60 s; the re-sent messages are dropped by the claim (stale or already claimed)",
         _sweep,
     ),
     Row(
         "sweepers_overlap",
         "two sweepers overlap",
-        "conditional marks + the claim condition",
-        "none; `DuplicateEnqueued` counts the extra messages",
+        "the claim condition (in-order sends carry no mark, W4)",
+        "none; the claim drops the extra messages (counted as `StaleDropped`)",
         _none,
     ),
     Row(

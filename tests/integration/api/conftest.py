@@ -56,8 +56,9 @@ class Tables:
     def due_items(self) -> list[dict[str, Any]]:
         return list(self.due.scan()["Items"])
 
-    def set_post(self, schedule_id: str, **attributes: Any) -> None:
+    def set_post(self, post_id: str, /, **attributes: Any) -> None:
         """Overwrite attributes of a post item directly (to play the worker's part)."""
+        schedule_id = post_id
         names = {f"#a{i}": k for i, k in enumerate(attributes)}
         values = {f":a{i}": v for i, v in enumerate(attributes.values())}
         self.posts.update_item(

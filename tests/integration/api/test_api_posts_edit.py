@@ -58,6 +58,38 @@ def test_patch_post_into_lookahead_promotes_new_version(
     assert sorted(e["bucket"][:5] for e in tables.due_items()) == ["2026-", "LATE#"]
 
 
+def test_patch_post_clearing_media_removes_them_from_the_stored_post(
+    alice: ApiClient, channel: str, tables
+) -> None:
+    # Given a post with media and a language (both stored only when set, issue 16 W10)
+    created = alice.post(
+        "/v1/scheduled-posts",
+        {"content": "hi", "publish_at": FAR, "channel_ids": [channel], "media_ids": ["m1"],
+         "language": "de"},
+    ).json  # fmt: skip
+    assert tables.post_item(created["schedule_id"])["media_ids"] == ["m1"]
+    # When the media are cleared
+    answer = alice.patch(_path(created), {"media_ids": []})
+    # Then the stored post has none, and the next read says so
+    assert answer.status == 200 and answer.json["media_ids"] == []
+    assert "media_ids" not in tables.post_item(created["schedule_id"])
+    assert alice.get(_path(created)).json["media_ids"] == []
+    assert tables.post_item(created["schedule_id"])["language"] == "de"
+
+
+def test_patch_post_of_an_item_written_before_w10_drops_its_copies_of_the_keys(
+    alice: ApiClient, post: dict, tables
+) -> None:
+    # Given a post item that still carries schedule_id and owner attributes
+    legacy = {"schedule_id": post["schedule_id"], "owner": alice.sub}
+    tables.set_post(post["schedule_id"], **legacy)
+    # When it is edited, Then the copies are gone and the post reads the same
+    assert alice.patch(_path(post), {"content": "v2"}).status == 200
+    item = tables.post_item(post["schedule_id"])
+    assert "schedule_id" not in item and "owner" not in item
+    assert alice.get(_path(post)).json["content"] == "v2"
+
+
 def test_patch_post_out_of_lookahead_deletes_old_marker(
     alice: ApiClient, channel: str, tables
 ) -> None:

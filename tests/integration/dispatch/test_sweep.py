@@ -275,3 +275,66 @@ def test_sweep_result_merged_sums_every_count() -> None:
     assert (merged.enqueued, merged.duplicates, merged.already_enqueued, merged.late_drained,
             merged.scanned_count, merged.queries) == (3, 1, 3, 4, 5, 7)  # fmt: skip
     assert merged.failed_shards == [1, 3]
+
+
+def test_sweep_on_threads_sweeps_every_other_shard_before_raising_an_unexpected_error(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    settings = aws.settings.model_copy(update={"SWEEP_PARALLELISM": 4})
+    now = clock.now()
+    posts = [
+        create_post(
+            settings, now=now, publish_at=now + timedelta(seconds=30 + i), channel_ids=["c"]
+        )
+        for i in range(24)
+    ]
+    broken = posts[0].shard
+
+    class OneShardBroken(DueIndex):
+        def query_late_markers(self, shard: int) -> Any:  # a shard's first read
+            if shard == broken:
+                raise RuntimeError("unreadable watermark")
+            return super().query_late_markers(shard)
+
+    # When one shard fails with an error that is not a refused send, Then the sweep raises it
+    with pytest.raises(RuntimeError, match="unreadable watermark"):
+        Sweeper(
+            settings, clock=clock, due_index=OneShardBroken(settings.DUE_INDEX_TABLE_NAME)
+        ).sweep()
+    # ... after every other shard sent its posts
+    clock.advance(120)
+    sent = sorted(b["schedule_id"] for b in _receive_all(aws))
+    assert sent == sorted(p.schedule_id for p in posts if p.shard != broken)
+
+
+def test_sweep_out_of_time_stops_cleanly_and_the_next_run_goes_on_from_the_watermarks(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    now = clock.now()
+    Sweeper(aws.settings, clock=clock).sweep()  # watermarks at now + lookahead (12:10)
+    posts = [
+        create_post(
+            aws.settings,
+            now=now - timedelta(hours=1),
+            publish_at=now + timedelta(minutes=12, seconds=i),
+            channel_ids=["c"],
+        )
+        for i in range(30)
+    ]
+    clock.advance(180)  # the next run's horizon (12:13) covers them: one page per shard
+    # Given a run whose Lambda has time for three shards only (each shard checks the time
+    # once before it starts and once per page)
+    checks = iter([60.0] * 6 + [4.0] * 1000)
+    first = Sweeper(aws.settings, clock=clock).sweep(remaining_seconds=lambda: next(checks))
+    # Then it stopped the other shards before they sent anything, without failing them
+    stopped = set(first.stopped_shards)
+    assert stopped and not first.failed_shards
+    assert stopped == set(range(aws.settings.WRITE_SHARD_COUNT)) - {0, 1, 2}
+    assert first.enqueued == sum(1 for p in posts if p.shard not in stopped)
+    # and the next run sends exactly the rest
+    second = Sweeper(aws.settings, clock=clock).sweep(remaining_seconds=lambda: 50.0)
+    assert second.stopped_shards == [] and second.enqueued == len(posts) - first.enqueued
+    clock.advance(800)
+    assert sorted(b["schedule_id"] for b in _receive_all(aws)) == sorted(
+        p.schedule_id for p in posts
+    )

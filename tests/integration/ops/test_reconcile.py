@@ -40,9 +40,6 @@ class DroppingQueue:
         flags = iter(self.inner.send_batch(kept) if kept else [])
         return [True if o.message.schedule_id in self.lost_ids else next(flags) for o in outgoing]
 
-    def delete(self, receipt_handle: str) -> None:
-        self.inner.delete(receipt_handle)
-
 
 def _reconciler(fire: FirePath) -> Reconciler:
     return Reconciler(

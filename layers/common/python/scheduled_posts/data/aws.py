@@ -3,39 +3,55 @@
 boto3 honours ``AWS_ENDPOINT_URL`` itself, so the local stack points every client at the
 embedded AWS by setting that one variable; moto's in-process mock patches the same clients.
 Retries use botocore's ``standard`` mode (no retry loop of our own).
+
+Threads (the worker's concurrent batch, the sweeper's shards) share these. Clients are
+thread-safe once built, but building one from boto3's default session is not (boto3 guide,
+"Multithreading or multiprocessing with clients"), so creation holds a lock; callers that start
+threads build what they need first.
 """
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 from typing import Any
 
 import boto3
 from botocore.config import Config
 
+#: Connections each client keeps open: the sweeper's largest ``SWEEP_PARALLELISM`` (64), so its
+#: threads never wait for, or discard, a pooled connection (botocore's default is 10).
+MAX_POOL_CONNECTIONS = 64
+
 BOTO_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 3},
     connect_timeout=3,
     read_timeout=10,
+    max_pool_connections=MAX_POOL_CONNECTIONS,
 )
+
+_CREATING = threading.Lock()
 
 
 @cache
 def dynamodb_resource() -> Any:
     """The process's DynamoDB resource (tables via ``.Table(name)``)."""
-    return boto3.resource("dynamodb", config=BOTO_CONFIG)
+    with _CREATING:
+        return boto3.resource("dynamodb", config=BOTO_CONFIG)
 
 
 @cache
 def sqs_client() -> Any:
     """The process's SQS client."""
-    return boto3.client("sqs", config=BOTO_CONFIG)
+    with _CREATING:
+        return boto3.client("sqs", config=BOTO_CONFIG)
 
 
 @cache
 def events_client() -> Any:
     """The process's EventBridge client."""
-    return boto3.client("events", config=BOTO_CONFIG)
+    with _CREATING:
+        return boto3.client("events", config=BOTO_CONFIG)
 
 
 def reset_clients() -> None:

@@ -1,4 +1,4 @@
-"""The dispatch queues: send dispatch messages with per-message delays, delete processed ones.
+"""The dispatch queues: send dispatch messages with per-message delays.
 
 Only this module talks to SQS for dispatch. ``DelaySeconds`` is clamped to ``[0, 900]``, the SQS
 per-message delay limit (Amazon SQS Developer Guide, "Amazon SQS delay queues"); a batch holds at
@@ -55,6 +55,7 @@ class DispatchQueue:
     queue_url:
         The dispatch queue's URL (``Settings.DISPATCH_QUEUE_URL``), or every dispatch queue's
         URL in order (``Settings.dispatch_queue_urls``). Raises ``ValueError`` when empty.
+        Receiving and deleting are the event source mapping's (one per queue), not this class's.
     sqs:
         A boto3 SQS client; default: the process's lazily created client.
     """
@@ -64,7 +65,7 @@ class DispatchQueue:
         if not urls:
             raise ValueError("at least one dispatch queue URL is needed")
         self.queue_urls: tuple[str, ...] = urls
-        #: The first queue (the only one in most deployments); ``delete`` uses it.
+        #: The first queue (the only one in most deployments).
         self.queue_url = urls[0]
         self._sqs = sqs
 
@@ -91,7 +92,9 @@ class DispatchQueue:
         ------
         QueueSendError
             When a whole ``SendMessageBatch`` call fails (network, throttling after retries).
-            Messages of earlier batches were sent; the error's ``sent`` lists their flags.
+            Batches before it may have been sent (the caller treats the whole call as failed
+            and sends again later; the claim drops what arrives twice). The error's ``sent``
+            holds the flags of the leading messages answered before it, in input order.
         """
         by_queue: dict[str, list[int]] = {}
         for index, item in enumerate(outgoing):
@@ -141,7 +144,3 @@ class DispatchQueue:
             )
         except (ClientError, BotoCoreError) as exc:
             raise QueueSendError(f"SendMessage failed: {exc}") from exc
-
-    def delete(self, receipt_handle: str) -> None:
-        """Delete a received message (the Lambda event source mapping does this for successes)."""
-        self.client.delete_message(QueueUrl=self.queue_url, ReceiptHandle=receipt_handle)

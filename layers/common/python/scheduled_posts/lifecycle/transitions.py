@@ -199,9 +199,20 @@ def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostCha
     sets: dict[Path, Any] = {
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
-    # What ``new`` leaves out (None) is removed: items store no NULLs (issue 16, W1), and
-    # ``due_bucket``/``due_sk`` are no longer written (derived from publish_at and the shard).
-    absent = ("published_at", "publish_lag_seconds", "status_reason", "due_bucket", "due_sk")
+    # What ``new`` leaves out (None, an empty media list) is removed: items store no NULLs and
+    # no empty lists (issue 16, W1, W10), ``due_bucket``/``due_sk`` are no longer written
+    # (derived from publish_at and the shard), nor ``schedule_id``/``owner`` (in the keys, W10).
+    absent = (
+        "published_at",
+        "publish_lag_seconds",
+        "status_reason",
+        "media_ids",
+        "language",
+        "due_bucket",
+        "due_sk",
+        "schedule_id",
+        "owner",
+    )
     removes = tuple(a for a in absent if a not in item)
     if arrow in ("reschedule_missed", "revive_occurrence"):
         removes += ("expires_at",)

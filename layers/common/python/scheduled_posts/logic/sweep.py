@@ -23,12 +23,14 @@ Misfire is decided by the worker (``docs/decisions.md`` item 2).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from scheduled_posts import keys
 from scheduled_posts.clock import Clock, SystemClock, format_instant
+from scheduled_posts.data.aws import dynamodb_resource, sqs_client
 from scheduled_posts.data.due_index import DueIndex
 from scheduled_posts.data.queue import DispatchQueue, Outgoing, delay_until
 from scheduled_posts.errors import QueueSendError
@@ -57,6 +59,9 @@ class SweepResult:
     scanned_count: int = 0
     queries: int = 0
     failed_shards: list[int] = field(default_factory=list)
+    #: Shards left before their end because the run's time budget ran out (issue 16): their
+    #: watermarks stand after the last completed page, and the next run goes on from there.
+    stopped_shards: list[int] = field(default_factory=list)
 
     @classmethod
     def merged(cls, parts: list[SweepResult]) -> SweepResult:
@@ -67,11 +72,22 @@ class SweepResult:
                          "scanned_count", "queries"):  # fmt: skip
                 setattr(total, name, getattr(total, name) + getattr(part, name))
             total.failed_shards += part.failed_shards
+            total.stopped_shards += part.stopped_shards
         return total
 
 
 class _ShardIncomplete(Exception):
     """Some messages of a page were not accepted: stop this shard without advancing further."""
+
+
+class _OutOfTime(Exception):
+    """The run's time budget is spent: stop this shard before its next page."""
+
+
+#: Seconds a sweep keeps in hand before its Lambda's timeout: it starts no page later than this,
+#: so a run that cannot finish (a burst of due posts, a long catch-up) ends cleanly, not killed
+#: mid-send, and the next run goes on from the watermarks.
+SWEEP_TIME_MARGIN_SECONDS = 5.0
 
 
 def _floor_hour(instant: datetime) -> datetime:
@@ -102,10 +118,15 @@ class Sweeper:
         self.due_index = due_index or DueIndex(settings.DUE_INDEX_TABLE_NAME)
         self.queue = queue or DispatchQueue.from_settings(settings)
         self.clock: Clock = clock or SystemClock()
+        self._remaining: Callable[[], float] | None = None
 
-    def sweep(self) -> SweepResult:
+    def sweep(self, remaining_seconds: Callable[[], float] | None = None) -> SweepResult:
         """Sweep every shard once; a shard that fails is listed in ``failed_shards`` and retried
         from its watermark by the next sweep (the others are unaffected).
+
+        ``remaining_seconds`` (the Lambda context's remaining time, in seconds): when given, no
+        page is started with less than :data:`SWEEP_TIME_MARGIN_SECONDS` left; the shards left
+        unfinished are listed in ``stopped_shards`` and continued by the next run.
 
         With ``SWEEP_PARALLELISM`` above 1, that many threads sweep shards at once, each shard
         by one thread (its watermark has one writer); every shard is swept before an
@@ -115,14 +136,31 @@ class Sweeper:
         horizon = now + timedelta(seconds=self.settings.LOOKAHEAD_SECONDS)
         shards = range(self.settings.WRITE_SHARD_COUNT)
         threads = min(self.settings.SWEEP_PARALLELISM, len(shards))
+        self._remaining = remaining_seconds
         if threads <= 1:
             result = SweepResult()
             for shard in shards:
                 self._sweep_one(shard, now, horizon, result)
         else:
+            dynamodb_resource(), sqs_client()  # built before the threads (data/aws.py)
             with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sweep") as pool:
                 futures = [pool.submit(self._sweep_alone, shard, now, horizon) for shard in shards]
-            result = SweepResult.merged([future.result() for future in futures])
+            parts, errors = [], []
+            for shard, future in zip(shards, futures, strict=True):
+                error = future.exception()
+                if error is None:
+                    parts.append(future.result())
+                else:
+                    errors.append(error)
+                    logger.error("shard sweep failed", extra={"shard": shard, "error": repr(error)})
+            result = SweepResult.merged(parts)
+            if errors:
+                self._emit(result)
+                raise errors[0]
+        self._emit(result)
+        return result
+
+    def _emit(self, result: SweepResult) -> None:
         if result.enqueued:
             metrics.add_metric(
                 name=Metric.ENQUEUED, unit=Metric.ENQUEUED.unit, value=result.enqueued
@@ -133,7 +171,6 @@ class Sweeper:
                 unit=Metric.DUPLICATE_ENQUEUED.unit,
                 value=result.duplicates,
             )
-        return result
 
     # -- one shard ------------------------------------------------------------------------------
 
@@ -143,6 +180,13 @@ class Sweeper:
         except (_ShardIncomplete, QueueSendError) as exc:
             result.failed_shards.append(shard)
             logger.warning("shard sweep incomplete", extra={"shard": shard, "error": str(exc)})
+        except _OutOfTime:
+            result.stopped_shards.append(shard)
+            logger.warning("shard sweep stopped: out of time", extra={"shard": shard})
+
+    def _check_time(self) -> None:
+        if self._remaining is not None and self._remaining() < SWEEP_TIME_MARGIN_SECONDS:
+            raise _OutOfTime
 
     def _sweep_alone(self, shard: int, now: datetime, horizon: datetime) -> SweepResult:
         result = SweepResult()
@@ -152,6 +196,7 @@ class Sweeper:
     def _sweep_shard(
         self, shard: int, now: datetime, horizon: datetime, result: SweepResult
     ) -> None:
+        self._check_time()
         self._drain_late_markers(shard, now, horizon, result)
         watermark = self.due_index.read_watermark(shard)
         if watermark is None:
@@ -167,6 +212,7 @@ class Sweeper:
             for page in self.due_index.query_bucket(
                 bucket, format_instant(max(low, hour)), format_instant(high) + "#" + keys.SK_HIGH
             ):
+                self._check_time()  # before sending what this page read
                 result.queries += 1
                 result.scanned_count += page.scanned_count
                 self._send(page.entries, now, result, DispatchReason.SWEEP)
