@@ -130,7 +130,7 @@ redrive: venv-local ## Move dispatch DLQ messages back, reopening only posts tha
 	@$(PY) -m scheduled_posts.redrive_cli $(REDRIVE_ARGS)
 
 .PHONY: bench
-bench: venv ## All five benchmarks (not part of make test): JSON in bench/results/, tables printed
+bench: venv ## Every benchmark (not part of make test): JSON in bench/results/, tables printed
 	$(PY) -m bench $(BENCH_ARGS)
 
 # The fault suite at scale: N posts in independent seeded worlds of FAULT_POSTS posts, in

@@ -11,8 +11,11 @@ import importlib
 import time
 import traceback
 
-ORDER = ("capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost")
+ORDER = (
+    "sweeper_cpu", "capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost"
+)  # fmt: skip
 QUICK_ARGS: dict[str, list[str]] = {
+    "sweeper_cpu": ["--calls", "50"],
     "capacity_sim": ["--quick"],
     "cost": ["--posts", "20"],
     "sweep_reads": ["--sizes", "0,1000", "--due", "20"],

@@ -399,11 +399,10 @@ def simulate(
                 # A page's messages go out per queue, at most 10 per call.
                 calls = m if m < queues else queues * math.ceil(m / (10 * queues))
                 calls = max(calls, math.ceil(m / 10))
-                per_call = m / calls
                 for c in range(calls):
                     t += per_send_s
-                    first = page_lo + int(c * per_call)
-                    last = page_lo + int((c + 1) * per_call)
+                    first = page_lo + c * m // calls
+                    last = page_lo + (c + 1) * m // calls
                     for j in range(first, last):
                         planned.append((t, s, j))
                     t += per_mark_s * (last - first)

@@ -81,8 +81,8 @@ def _lag_parts(
             continue
         start = instant_from_storage(published[-1]["started_at"])
         wait = (start - created[d.schedule_id]).total_seconds()
-        before.append(wait)
-        after.append(d.lag_seconds - wait)
+        before.append(round(wait, 3))
+        after.append(round(d.lag_seconds - wait, 3))
     return {
         "publish_at_to_attempt_start": _lag_summary(before),
         "attempt_start_to_webhook": _lag_summary(after),

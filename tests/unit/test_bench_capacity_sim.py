@@ -6,7 +6,15 @@ from dataclasses import replace
 
 import pytest
 
-from bench.capacity_sim import LIMITS, Assumptions, Config, _SecondBins, simulate
+from bench.capacity_sim import (
+    BASELINE,
+    LIMITS,
+    SCALED,
+    Assumptions,
+    Config,
+    _SecondBins,
+    simulate,
+)
 
 SMALL = Config(write_shards=4, sweeper_parallelism=2)
 
@@ -68,3 +76,22 @@ def test_second_bins_full_second_pushes_request_to_next_second() -> None:
 
 def test_limits_every_limit_names_its_source() -> None:
     assert all(limit.source for limit in LIMITS.values())
+
+
+def test_simulate_a_short_sweep_sends_every_entry_in_its_first_run() -> None:
+    # 10,000 posts over pages split per queue: a sweep of a few seconds is never cut short
+    # (every entry of a page is planned, whatever the page's size over the queues and calls)
+    for queues in (1, 3, 10):
+        result = simulate(10_000, replace(BASELINE, dispatch_queues=queues))
+        assert result.longest_sweep_s < 10
+        assert result.notes == []
+
+
+def test_simulate_a_slow_sweeper_is_stopped_at_its_timeout_and_later_runs_send_the_rest() -> None:
+    # Given a sweeper with a small share of a vCPU (128 MB) and 100,000 posts
+    slow = replace(SCALED, sweeper_memory_mb=128)
+    result = simulate(100_000, slow)
+    # Then runs stop at the timeout, and every post is still delivered once, none early
+    assert any("stopped by the 50 s timeout" in n for n in result.notes)
+    assert result.delivered == 100_000 and result.early == 0
+    assert result.longest_sweep_s <= 50.0
