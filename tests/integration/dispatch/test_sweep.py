@@ -228,18 +228,23 @@ def test_sweep_across_the_hour_writes_one_watermark_per_shard_unless_the_first_b
     assert Sweeper(aws.settings, clock=clock).sweep().enqueued == 0
 
 
-def test_sweep_on_several_threads_sends_what_the_shards_in_turn_send_and_isolates_a_failure(
-    aws: AwsResources, clock: SimClock
-) -> None:
+def _threaded_world(aws: AwsResources, clock: SimClock, count: int) -> tuple[Any, list[Any], int]:
+    """Settings sweeping on 4 threads, ``count`` posts due 30 s on, and one post's shard."""
     settings = aws.settings.model_copy(update={"SWEEP_PARALLELISM": 4})
     now = clock.now()
     posts = [
         create_post(
             settings, now=now, publish_at=now + timedelta(seconds=30 + i), channel_ids=["c"]
         )
-        for i in range(40)
+        for i in range(count)
     ]
-    broken = posts[0].shard
+    return settings, posts, posts[0].shard
+
+
+def test_sweep_on_several_threads_sends_what_the_shards_in_turn_send_and_isolates_a_failure(
+    aws: AwsResources, clock: SimClock
+) -> None:
+    settings, posts, broken = _threaded_world(aws, clock, 40)
 
     class OneShardDown(DispatchQueue):
         def send_batch(self, outgoing: Any) -> list[bool]:
@@ -280,15 +285,7 @@ def test_sweep_result_merged_sums_every_count() -> None:
 def test_sweep_on_threads_sweeps_every_other_shard_before_raising_an_unexpected_error(
     aws: AwsResources, clock: SimClock
 ) -> None:
-    settings = aws.settings.model_copy(update={"SWEEP_PARALLELISM": 4})
-    now = clock.now()
-    posts = [
-        create_post(
-            settings, now=now, publish_at=now + timedelta(seconds=30 + i), channel_ids=["c"]
-        )
-        for i in range(24)
-    ]
-    broken = posts[0].shard
+    settings, posts, broken = _threaded_world(aws, clock, 24)
 
     class OneShardBroken(DueIndex):
         def query_late_markers(self, shard: int) -> Any:  # a shard's first read
