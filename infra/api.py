@@ -27,6 +27,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import StageConfig
+from infra.dispatch import dispatch_queue_environment
 from infra.function import ServiceFunctionConstruct, retained_log_group
 
 GET, POST, PATCH, DELETE = (
@@ -140,14 +141,9 @@ class ApiConstruct(Construct):
                 "POSTS_TABLE_NAME": posts.table_name,
                 "DUE_INDEX_TABLE_NAME": due_index.table_name,
                 "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
-                "DISPATCH_QUEUE_URL": dispatch_queues[0].queue_url,
                 "CURSOR_SECRET_ARN": self.cursor_secret.secret_arn,
                 "CREDENTIALS_KEY_ID": credentials_key.key_arn,
-                **(
-                    {"DISPATCH_QUEUE_URLS": ",".join(q.queue_url for q in dispatch_queues)}
-                    if len(dispatch_queues) > 1
-                    else {}
-                ),
+                **dispatch_queue_environment(dispatch_queues),
             },
             description="Scheduling API (HTTP API payload v2)",
         ).function

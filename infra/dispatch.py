@@ -10,6 +10,7 @@ Amazon SQS"); redrive to the DLQ after ``MAX_RECEIVE_COUNT`` receives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,6 +41,16 @@ MATERIALIZER_TABLE_ACTIONS = (
 )
 #: Schedule DLQs keep failed invocations for the SQS maximum, 14 days.
 _SCHEDULE_DLQ_RETENTION = Duration.days(14)
+
+
+def dispatch_queue_environment(queues: Sequence[sqs.IQueue]) -> dict[str, str]:
+    """What a sender of dispatch messages is told: ``DISPATCH_QUEUE_URL`` (the first queue) and,
+    with several, ``DISPATCH_QUEUE_URLS`` (all, in order; absent with one, so a one-queue
+    template is unchanged)."""
+    env = {DISPATCH_QUEUE.settings_name: queues[0].queue_url}
+    if len(queues) > 1:
+        env["DISPATCH_QUEUE_URLS"] = ",".join(q.queue_url for q in queues)
+    return env
 
 
 class DispatchConstruct(Construct):
@@ -88,9 +99,7 @@ class DispatchConstruct(Construct):
         ]
         self.schedule_dlqs: dict[str, sqs.Queue] = {}
 
-        queue_env = {DISPATCH_QUEUE.settings_name: self.queue.queue_url}
-        if len(self.queues) > 1:
-            queue_env["DISPATCH_QUEUE_URLS"] = ",".join(q.queue_url for q in self.queues)
+        queue_env = dispatch_queue_environment(self.queues)
         self.sweeper = self._build_function(
             "sweeper",
             timeout_seconds=config.sweeper_timeout_seconds,

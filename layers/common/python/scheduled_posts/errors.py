@@ -95,14 +95,9 @@ class RetryableDeliveryError(Exception):
 
 
 class QueueSendError(Exception):
-    """SQS did not accept a dispatch message (raised by ``scheduled_posts.data.queue``).
-
-    ``sent`` holds, for a batch send, the acceptance flags of the messages sent before the failure.
-    """
-
-    def __init__(self, message: str, *, sent: list[bool] | None = None) -> None:
-        super().__init__(message)
-        self.sent = list(sent or [])
+    """SQS did not accept a dispatch message (raised by ``scheduled_posts.data.queue``). After a
+    failed batch send, earlier batches may have been sent: the caller sends again later and the
+    worker's claim drops what arrives twice."""
 
 
 class NetworkUnavailableError(ServiceError):

@@ -48,7 +48,7 @@ class Outgoing:
 
 
 class DispatchQueue:
-    """Sends and deletes dispatch messages on the dispatch queue, or spread over several.
+    """Sends dispatch messages to the dispatch queue, or spread over several.
 
     Parameters
     ----------
@@ -93,8 +93,7 @@ class DispatchQueue:
         QueueSendError
             When a whole ``SendMessageBatch`` call fails (network, throttling after retries).
             Batches before it may have been sent (the caller treats the whole call as failed
-            and sends again later; the claim drops what arrives twice). The error's ``sent``
-            holds the flags of the leading messages answered before it, in input order.
+            and sends again later; the claim drops what arrives twice).
         """
         by_queue: dict[str, list[int]] = {}
         for index, item in enumerate(outgoing):
@@ -116,14 +115,7 @@ class DispatchQueue:
                 try:
                     response = self.client.send_message_batch(QueueUrl=url, Entries=entries)
                 except (ClientError, BotoCoreError) as exc:
-                    # ``sent``: the flags of the messages before the first not yet answered,
-                    # in input order (with one queue, exactly the earlier batches).
-                    sent = []
-                    for i in range(len(outgoing)):
-                        if i not in flags:
-                            break
-                        sent.append(flags[i])
-                    raise QueueSendError(f"SendMessageBatch failed: {exc}", sent=sent) from exc
+                    raise QueueSendError(f"SendMessageBatch failed: {exc}") from exc
                 ok = {entry["Id"] for entry in response.get("Successful", [])}
                 flags.update((i, str(i) in ok) for i in chunk)
         return [flags[i] for i in range(len(outgoing))]
