@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Sequence
 
 import pytest
 
 from scheduled_posts.platforms.url_policy import (
     MAX_URL_LENGTH,
+    SPECIAL_RANGES,
     Destination,
     UnresolvableDestinationError,
     UnsafeDestinationError,
     check_destination,
+    non_global_reason,
     origin_allowed,
+    special_range,
 )
 
 PUBLIC_V4 = "93.184.216.34"
@@ -319,3 +324,183 @@ def test_settings_allowed_origins_join_outbound_and_the_old_webhook_name() -> No
         "http://localhost:8",
         "http://old.example",
     )
+
+
+# -- the pinned special-purpose table ----------------------------------------------------------
+
+# The IANA IPv4 and IPv6 Special-Purpose Address Registries' "Globally Reachable" column, as of
+# 2025-10-09 (None: N/A), plus the address-space registries' multicast and site-local blocks,
+# written out here by hand so a changed row in the module fails this list.
+REGISTRY: dict[str, bool | None] = {
+    "0.0.0.0/8": False,
+    "0.0.0.0/32": False,
+    "10.0.0.0/8": False,
+    "100.64.0.0/10": False,
+    "127.0.0.0/8": False,
+    "169.254.0.0/16": False,
+    "172.16.0.0/12": False,
+    "192.0.0.0/24": False,
+    "192.0.0.0/29": False,
+    "192.0.0.8/32": False,
+    "192.0.0.9/32": True,
+    "192.0.0.10/32": True,
+    "192.0.0.170/31": False,
+    "192.0.2.0/24": False,
+    "192.31.196.0/24": True,
+    "192.52.193.0/24": True,
+    "192.88.99.0/24": None,
+    "192.88.99.2/32": False,
+    "192.168.0.0/16": False,
+    "192.175.48.0/24": True,
+    "198.18.0.0/15": False,
+    "198.51.100.0/24": False,
+    "203.0.113.0/24": False,
+    "224.0.0.0/4": False,
+    "240.0.0.0/4": False,
+    "255.255.255.255/32": False,
+    "::1/128": False,
+    "::/128": False,
+    "::ffff:0:0/96": False,
+    "64:ff9b::/96": True,
+    "64:ff9b:1::/48": False,
+    "100::/64": False,
+    "100:0:0:1::/64": False,
+    "2001::/23": False,
+    "2001::/32": None,
+    "2001:1::1/128": True,
+    "2001:1::2/128": True,
+    "2001:1::3/128": True,
+    "2001:2::/48": False,
+    "2001:3::/32": True,
+    "2001:4:112::/48": True,
+    "2001:10::/28": None,
+    "2001:20::/28": True,
+    "2001:30::/28": True,
+    "2001:db8::/32": False,
+    "2002::/16": None,
+    "2620:4f:8000::/48": True,
+    "3fff::/20": False,
+    "5f00::/16": False,
+    "fc00::/7": False,
+    "fe80::/10": False,
+    "fec0::/10": False,
+    "ff00::/8": False,
+}
+
+
+def _edges(block: str) -> list[str]:
+    """The first, a middle and the last address of ``block``."""
+    network = ipaddress.ip_network(block)
+    middle = network.network_address + network.num_addresses // 2
+    return [str(network.network_address), str(middle), str(network.broadcast_address)]
+
+
+def test_special_ranges_are_the_registry_rows() -> None:
+    pinned = {str(r.network): r.globally_reachable for r in SPECIAL_RANGES}
+
+    assert pinned == REGISTRY
+
+
+@pytest.mark.parametrize("block", sorted(REGISTRY))
+def test_special_range_edges_belong_to_their_row(block: str) -> None:
+    # Embedding blocks (6to4, Teredo, NAT64, mapped) may also be refused for what they embed;
+    # the row is what must hold every address of the block, up to more specific rows.
+    for address in _edges(block):
+        row = special_range(address)
+        assert row is not None
+        assert row.network.subnet_of(ipaddress.ip_network(block))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("block", sorted(b for b, g in REGISTRY.items() if g is not True))
+def test_check_destination_address_in_non_global_block_refused(block: str) -> None:
+    for address in _edges(block):
+        row = special_range(address)
+        if row is not None and row.globally_reachable:  # a more specific global row inside
+            continue
+        with pytest.raises(UnsafeDestinationError, match="public addresses"):
+            check("https://hooks.example.com/", {"hooks.example.com": [address]})
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "192.0.0.9",  # PCP anycast, inside 192.0.0.0/24
+        "192.0.0.10",  # TURN anycast
+        "192.31.196.1",  # AS112-v4
+        "192.52.193.255",  # AMT
+        "192.175.48.0",  # direct-delegation AS112
+        "64:ff9b::5db8:d822",  # NAT64 of 93.184.216.34
+        "2001:1::1",  # PCP anycast, inside 2001::/23
+        "2001:1::2",
+        "2001:1::3",
+        "2001:3::1",  # AMT
+        "2001:3:ffff:ffff:ffff:ffff:ffff:ffff",
+        "2001:4:112::1",  # AS112-v6
+        "2001:20::1",  # ORCHIDv2
+        "2001:3f:ffff:ffff:ffff:ffff:ffff:ffff",  # the last of DETs 2001:30::/28
+        "2620:4f:8000::6",  # direct-delegation AS112
+        "3fff:1000::1",  # just past 3fff::/20
+        "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff",  # just before it
+        "2000::1",  # first of global unicast
+        "3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",  # last of global unicast
+        "192.0.1.255",  # between 192.0.0.0/24 and 192.0.2.0/24
+        "100.128.0.0",  # just past 100.64.0.0/10
+        "172.32.0.0",  # just past 172.16.0.0/12
+        "198.20.0.0",  # just past 198.18.0.0/15
+        "223.255.255.255",  # just before multicast
+    ],
+)
+def test_check_destination_globally_reachable_address_accepted(address: str) -> None:
+    assert check("https://hooks.example.com/", {"hooks.example.com": [address]}).addresses == (
+        address,
+    )
+
+
+@pytest.mark.parametrize(
+    ("address", "named"),
+    [
+        ("fec0::1", "fec0::/10"),  # deprecated site-local (RFC 3879)
+        ("feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "fec0::/10"),
+        ("3fff::1", "3fff::/20"),  # documentation (RFC 9637)
+        ("3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff::/20"),
+        ("2001:1::4", "2001::/23"),  # not one of the three anycast addresses
+        ("2001:2::1", "2001:2::/48"),
+        ("2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "2001::/23"),
+        ("2002:5db8:d822::1", "2002::/16"),  # 6to4 of a public address: N/A, refused
+        ("192.88.99.1", "192.88.99.0/24"),  # deprecated 6to4 relay anycast: N/A, refused
+        ("5f00::1", "5f00::/16"),
+        ("4000::1", "2000::/3"),  # outside global unicast
+        ("1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2000::/3"),
+        ("::ffff:93.184.216.34", "::ffff:0:0/96"),  # mapped: not reachable whatever it maps
+    ],
+)
+def test_check_destination_address_refusal_names_its_block(address: str, named: str) -> None:
+    with pytest.raises(UnsafeDestinationError, match=re.escape(named)):
+        check("https://hooks.example.com/", {"hooks.example.com": [address]})
+
+
+def test_non_global_reason_never_reads_ipaddress_classification(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ipaddress's is_global/is_private changed between Python patch releases (2001:1::1 ...):
+    # the policy's verdicts must come from the pinned table alone.
+    def refuse(_self: object) -> bool:
+        raise AssertionError("ipaddress classification read")
+
+    for cls in (ipaddress.IPv4Address, ipaddress.IPv6Address):
+        for name in (
+            "is_global",
+            "is_private",
+            "is_reserved",
+            "is_loopback",
+            "is_link_local",
+            "is_multicast",
+            "is_unspecified",
+            "is_site_local",
+        ):
+            if hasattr(cls, name):
+                monkeypatch.setattr(cls, name, property(refuse))
+
+    verdicts = [non_global_reason(a) is None for a in ("2001:1::1", "10.0.0.1", "fec0::1", "::")]
+
+    assert verdicts == [True, False, False, False]
