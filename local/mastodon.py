@@ -22,6 +22,11 @@ Test controls (in process, or over HTTP under ``/_stand_in/``): create accounts,
 change the instance's limits, fail the next requests with a status, or **lose** the next answers
 (the request is processed, then the connection is closed with no answer). Time comes from an
 injectable clock, so the one-hour key window is tested without sleeping.
+
+Bodies are JSON or forms, as Mastodon takes them (a JSON object sent with curl's default form
+type, ``curl -d '{"token": "..."}'``, is read as JSON too); a body that is neither, or a control
+request with a missing or wrong field, answers 400 ``{"error": ...}``, and any failure of the
+stand-in itself a 500 JSON answer, never a dropped connection.
 """
 
 from __future__ import annotations
@@ -288,20 +293,30 @@ class MastodonStandIn:
                 pass
 
             def _serve(self, method: str) -> None:
+                try:
+                    self._dispatch(method)
+                except BadRequestError as exc:
+                    self._answer(400, {}, {"error": str(exc)})
+                except Exception as exc:  # a stand-in bug answers; it never drops the request
+                    self._answer(500, {}, {"error": f"stand-in failure: {type(exc).__name__}"})
+
+            def _dispatch(self, method: str) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError as exc:
+                    raise BadRequestError("Content-Length is not a number") from exc
+                raw = self.rfile.read(length) if length > 0 else b""
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                body = parse_body(raw, headers)
                 if parts.path.startswith("/_stand_in/"):
-                    status, answer = stand_in._control(parts.path, _body(raw, headers))
+                    status, answer = stand_in._control(parts.path, body)
                     return self._answer(status, {}, answer)
                 fault = stand_in._fault(parts.path)
                 if fault is not None and fault != 0:
                     return self._answer(fault, {}, {"error": HTTPStatus(fault).phrase})
-                status, extra, answer = stand_in.handle(
-                    method, parts.path, query, headers, _body(raw, headers)
-                )
+                status, extra, answer = stand_in.handle(method, parts.path, query, headers, body)
                 if fault == 0:  # processed; the answer is lost on the way back
                     self.close_connection = True
                     self.connection.close()
@@ -324,6 +339,15 @@ class MastodonStandIn:
             def do_POST(self) -> None:
                 self._serve("POST")
 
+            def do_PUT(self) -> None:  # no such route: a JSON 404, not http.server's HTML 501
+                self._serve("PUT")
+
+            def do_PATCH(self) -> None:
+                self._serve("PATCH")
+
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
         server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -340,28 +364,61 @@ class MastodonStandIn:
             server.shutdown()
             server.server_close()
 
-    def _control(self, path: str, body: Any) -> tuple[int, Any]:
+    def _control(self, path: str, body: dict[str, Any] | None) -> tuple[int, Any]:
         body = body or {}
         if path == "/_stand_in/accounts":
-            account = self.add_account(str(body.get("username") or "alice"), body.get("token"))
+            username, token = body.get("username") or "alice", body.get("token") or None
+            if not isinstance(username, str) or not isinstance(token, str | None):
+                return 400, {"error": "username and token must be strings"}
+            if token is not None and token in self.accounts:
+                return 400, {"error": "token is already an account's"}
+            account = self.add_account(username, token)
             return 200, {"id": account.id, "username": account.username, "token": account.token}
         if path == "/_stand_in/revoke":
-            self.revoke(str(body.get("token")))
+            token = body.get("token")
+            if not isinstance(token, str) or not token:
+                return 400, {"error": 'token is required (JSON {"token": ...} or form token=...)'}
+            if token not in self.accounts:
+                return 400, {"error": "token is no account's"}
+            self.revoke(token)
             return 200, {"revoked": True}
         if path == "/_stand_in/statuses":
             return 200, [{**self._status_json(s), "text": s.text} for s in self.statuses]
         return 404, {"error": "Not found"}
 
 
-def _body(raw: bytes, headers: dict[str, str]) -> Any:
+class BadRequestError(ValueError):
+    """A request the stand-in cannot read; ``str(exc)`` is the 400 answer's ``error``."""
+
+
+def parse_body(raw: bytes, headers: dict[str, str]) -> dict[str, Any] | None:
+    """A request body as a dict: JSON for ``application/json``, or any body that is a JSON
+    object (curl's ``-d '{...}'`` sends one typed as a form), else a form (last value of each
+    field); ``None`` when empty.
+
+    Raises
+    ------
+    BadRequestError
+        When a JSON-typed body is not a JSON object, or a body is not UTF-8.
+    """
     if not raw:
         return None
-    if headers.get("content-type", "").startswith("application/json"):
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequestError("the body is not UTF-8") from exc
+    typed_json = headers.get("content-type", "").startswith("application/json")
+    if typed_json or text.lstrip().startswith("{"):
         try:
-            return json.loads(raw)
-        except ValueError:
-            return None
-    return {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+            value = json.loads(text)
+        except ValueError as exc:
+            if typed_json:
+                raise BadRequestError("the body is not valid JSON") from exc
+        else:
+            if isinstance(value, dict):
+                return value
+            raise BadRequestError("the body must be a JSON object or a form")
+    return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
 
 
 def main(argv: list[str] | None = None) -> None:
