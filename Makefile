@@ -46,7 +46,7 @@ aws: venv-local ## Only the embedded AWS (moto, in memory); `make run` reuses it
 	@$(PY) -m local aws
 token: venv-local ## Print a 1 h JWT for the local stack: make token SUB=alice (the default)
 	@$(PY) -m local token "$(TOKEN_SUB)"
-receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT; RECEIVER_SECRET to verify)
+receiver: venv-local ## A webhook receiver on 127.0.0.1:9000 (RECEIVER_PORT); verifies RECEIVER_SECRET=s1,s2,... (one per channel) and RECEIVER_NOTIFY_SECRET (endpoints)
 	@$(PY) -m local receiver
 demo: venv-local ## Scripted tour against a running `make run`
 	@$(PY) -m local demo

@@ -8,14 +8,16 @@ receiver (``tests/support/http_receiver.py``) serves its own ledger on the same 
 
 :class:`Receiver` follows the webhook contract (docs in
 ``scheduled_posts.platforms.signing``): verifies ``X-Signature`` over the raw body with the
-channel's secret when one is given (``RECEIVER_SECRET``), and deduplicates by the signed
-body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
+channels' secrets when given (``RECEIVER_SECRET``, comma-separated: a delivery passes when
+signed with any of them, so several channels can share one receiver), and deduplicates by the
+signed body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
 refused): a repeated key is answered with the same ``{"id": ...}`` and counted as a re-send,
 never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
 
 It also takes **notifications** (issue 14: register ``<origin>/notify`` as a notification
 endpoint): a body with ``event_id`` and ``type`` is an outcome event, verified with the
-endpoint's secret when one is given (``RECEIVER_NOTIFY_SECRET``), deduplicated by ``event_id``
+endpoints' secrets when given (``RECEIVER_NOTIFY_SECRET``, comma-separated too), deduplicated
+by ``event_id``
 (the ``Idempotency-Key`` header must agree) and printed as ``NOTIFIED <type> ...`` with the
 post's ``publish_lag_seconds`` and ``remote_url`` when the event has them; ``GET
 /notifications`` returns them.
@@ -30,7 +32,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +43,21 @@ from scheduled_posts.platforms.signing import SIGNATURE_HEADER, verify
 
 #: Largest request body read, in bytes (the API caps posts far below this).
 MAX_BODY_BYTES = 1024 * 1024
+
+#: ``RECEIVER_SECRET`` / ``RECEIVER_NOTIFY_SECRET``: one secret, several (a comma-separated
+#: string or a sequence), or none (signatures not verified).
+Secrets = str | Sequence[str] | None
+
+
+def secret_list(secrets: Secrets) -> tuple[str, ...]:
+    """The secrets of ``secrets``: a string is split on commas; blanks are dropped."""
+    items = secrets.split(",") if isinstance(secrets, str) else list(secrets or ())
+    return tuple(dict.fromkeys(item.strip() for item in items if item and item.strip()))
+
+
+def signed_with_any(header: str, secrets: Sequence[str], body: bytes, now: datetime) -> bool:
+    """Whether ``header`` signs ``body`` with one of ``secrets`` (at ``now``)."""
+    return any(verify(header, secret, body, now=int(now.timestamp())) for secret in secrets)
 
 
 @dataclass(frozen=True)
@@ -84,8 +101,13 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _serve(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length else b""
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            self.close_connection = True  # the body's end is unknown
+            self._reply(WebhookReply.json(400, {"message": "Content-Length is not a number"}))
+            return
+        body = self.rfile.read(min(length, MAX_BODY_BYTES)) if length > 0 else b""
         host = self.headers.get("host", "")
         scheme = "https" if isinstance(self.connection, ssl.SSLSocket) else "http"
         request = WebhookRequest(
@@ -104,6 +126,9 @@ class _Handler(BaseHTTPRequestHandler):
             with contextlib.suppress(OSError):
                 self.connection.shutdown(2)
             return
+        self._reply(reply)
+
+    def _reply(self, reply: WebhookReply) -> None:
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -241,9 +266,11 @@ class Notification:
 class Receiver(Served):
     """``make receiver``'s ledger and its HTTP server.
 
-    ``secret`` may be set after start (the demo learns the channel's secret only after it has
-    created the channel with this receiver's URL). ``deliveries`` holds the accepted ones in
-    arrival order; ``resends`` counts repeated Idempotency-Keys; ``rejected`` bad signatures.
+    ``secret`` (deliveries) and ``notify_secret`` (notifications) are :data:`Secrets`: one, a
+    comma-separated string or a sequence; either may be set after start (the demo learns the
+    channel's secret only after it has created the channel with this receiver's URL).
+    ``deliveries`` holds the accepted ones in arrival order; ``resends`` counts repeated
+    Idempotency-Keys; ``rejected`` bad signatures.
     """
 
     def __init__(
@@ -251,10 +278,10 @@ class Receiver(Served):
         *,
         host: str = "127.0.0.1",
         port: int = 0,
-        secret: str | None = None,
+        secret: Secrets = None,
         status_for: Callable[[dict[str, Any]], int] | None = None,
         printer: Callable[[str], None] | None = None,
-        notify_secret: str | None = None,
+        notify_secret: Secrets = None,
     ) -> None:
         self.secret = secret
         self.notify_secret = notify_secret
@@ -297,14 +324,13 @@ class Receiver(Served):
     def handle_notification(
         self, headers: Mapping[str, str], body: bytes, event: dict[str, Any], now: datetime
     ) -> tuple[int, dict[str, Any]]:
-        """Judge one notification (an outcome event): 401 on a bad signature when
-        ``notify_secret`` is set, 400 when ``Idempotency-Key`` is not the ``event_id``, else 200
-        (a repeated ``event_id`` is counted as a re-send, not accepted twice)."""
-        if self.notify_secret and not verify(
-            headers.get(SIGNATURE_HEADER.lower(), ""),
-            self.notify_secret,
-            body,
-            now=int(now.timestamp()),
+        """Judge one notification (an outcome event): 401 unless signed with one of the
+        ``notify_secret`` secrets (when any is set), 400 when ``Idempotency-Key`` is not the
+        ``event_id``, else 200 (a repeated ``event_id`` is counted as a re-send, not accepted
+        twice)."""
+        secrets = secret_list(self.notify_secret)
+        if secrets and not signed_with_any(
+            headers.get(SIGNATURE_HEADER.lower(), ""), secrets, body, now
         ):
             with self._lock:
                 self.rejected += 1
@@ -333,11 +359,16 @@ class Receiver(Served):
             )
             self.notifications.append(note)
         extra = ""
-        if event.get("publish_lag_seconds") is not None:
+        if isinstance(event.get("publish_lag_seconds"), int | float):
             extra += f" publish_lag={float(event['publish_lag_seconds']):+.3f}s"
-        urls = [c.get("remote_url") for c in event.get("channels") or [] if isinstance(c, dict)]
+        channels = event.get("channels")
+        urls = (
+            [c.get("remote_url") for c in channels if isinstance(c, dict)]
+            if isinstance(channels, list)
+            else []
+        )
         if any(urls):
-            extra += f" remote_url={','.join(u for u in urls if u)}"
+            extra += f" remote_url={','.join(str(u) for u in urls if u)}"
         self._print(
             f"NOTIFIED {note.type} {note.schedule_id} event_id={event_id} "
             f"after={note.lag_seconds:+.3f}s{extra}"
@@ -347,8 +378,9 @@ class Receiver(Served):
     def handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         """Judge one delivery: ``(status, JSON answer)``.
 
-        401 on a bad signature (when a secret is set), 400 on a body that is not the webhook
-        JSON, otherwise ``status_for(payload)`` (default 200) with ``{"id": remote_id}``.
+        401 unless signed with one of the ``secret`` secrets (when any is set), 400 on a body
+        that is not the webhook JSON, otherwise ``status_for(payload)`` (default 200) with
+        ``{"id": remote_id}``.
         """
         now = datetime.now(UTC)
         lower = {k.lower(): v for k, v in headers.items()}
@@ -356,8 +388,9 @@ class Receiver(Served):
             self.requests += 1
         if self._is_notification(body):
             return self.handle_notification(lower, body, json.loads(body), now)
-        if self.secret and not verify(
-            lower.get(SIGNATURE_HEADER.lower(), ""), self.secret, body, now=int(now.timestamp())
+        secrets = secret_list(self.secret)
+        if secrets and not signed_with_any(
+            lower.get(SIGNATURE_HEADER.lower(), ""), secrets, body, now
         ):
             with self._lock:
                 self.rejected += 1
@@ -366,6 +399,7 @@ class Receiver(Served):
         try:
             payload = json.loads(body)
             publish_at = parse_instant(payload["publish_at"])
+            attempt = int(payload.get("attempt") or 1)
         except (ValueError, KeyError, TypeError):
             return 400, {"message": "not a webhook delivery"}
         status = self.status_for(payload) if self.status_for else 200
@@ -391,7 +425,7 @@ class Receiver(Served):
                 publish_at=payload["publish_at"],
                 received_at=now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                 lag_seconds=round((now - publish_at).total_seconds(), 3),
-                attempt=int(payload.get("attempt") or 1),
+                attempt=attempt,
                 remote_id=f"rcv-{uuid.uuid4().hex[:12]}",
                 content=str(payload.get("content", "")),
             )
@@ -422,8 +456,17 @@ class Receiver(Served):
             self.printer(line)
 
 
-def serve(port: int, secret: str | None, notify_secret: str | None = None) -> None:
-    """Run a receiver in the foreground until Ctrl-C (``make receiver``)."""
+def _mode(secrets: Secrets, variable: str) -> str:
+    count = len(secret_list(secrets))
+    if not count:
+        return f"NOT verifying signatures (no {variable})"
+    return f"verifying X-Signature with {count} secret{'s' if count > 1 else ''} of {variable}"
+
+
+def serve(port: int, secret: Secrets, notify_secret: Secrets = None) -> None:
+    """Run a receiver in the foreground until Ctrl-C (``make receiver``); ``secret`` and
+    ``notify_secret`` are ``RECEIVER_SECRET`` and ``RECEIVER_NOTIFY_SECRET`` (each one secret
+    or several, comma-separated)."""
     receiver = Receiver(
         port=port,
         secret=secret,
@@ -431,13 +474,8 @@ def serve(port: int, secret: str | None, notify_secret: str | None = None) -> No
         printer=lambda s: print(s, flush=True),
     )
     receiver.start()
-    mode = "verifying X-Signature" if secret else "NOT verifying signatures (no RECEIVER_SECRET)"
-    print(f"Webhook receiver at {receiver.url} ({mode})", flush=True)
-    notify_mode = (
-        "verifying X-Signature"
-        if notify_secret
-        else "NOT verifying signatures (no RECEIVER_NOTIFY_SECRET)"
-    )
+    print(f"Webhook receiver at {receiver.url} ({_mode(secret, 'RECEIVER_SECRET')})", flush=True)
+    notify_mode = _mode(notify_secret, "RECEIVER_NOTIFY_SECRET")
     print(f"Notifications at {receiver.notify_url} ({notify_mode})", flush=True)
     try:
         while True:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from local.emulation.receiver import Receiver
+from local.emulation.receiver import Receiver, secret_list
 from scheduled_posts.platforms.signing import sign
 
 SECRET = "whsec-test"
@@ -69,3 +70,92 @@ def test_receiver_header_key_differing_from_signed_body_refused(receiver: Receiv
     status, _ = receiver.handle(headers, body)
 
     assert (status, receiver.snapshot()) == (400, [])
+
+
+# -- several secrets (RECEIVER_SECRET / RECEIVER_NOTIFY_SECRET comma-separated) -----------------
+
+
+def test_receiver_comma_separated_secrets_accept_each_channel() -> None:
+    # Given one receiver for two channels (and a secret with stray spaces)
+    rcv = Receiver(secret="whsec-one, whsec-two")
+    first, second = _delivery("s1"), _delivery("s2")
+
+    # When each channel signs with its own secret
+    one = rcv.handle({**_headers(first, "whsec-one"), "Idempotency-Key": "s1:c1"}, first)
+    two = rcv.handle({**_headers(second, "whsec-two"), "Idempotency-Key": "s2:c1"}, second)
+
+    # Then both are accepted
+    assert (one[0], two[0], len(rcv.snapshot())) == (200, 200, 2)
+
+
+def test_receiver_several_secrets_still_refuse_an_unlisted_one() -> None:
+    rcv = Receiver(secret=["whsec-one", "whsec-two"])
+    body = _delivery()
+
+    status, _ = rcv.handle(_headers(body, "whsec-three"), body)
+
+    assert (status, rcv.rejected) == (401, 1)
+
+
+def _event(event_id: str = "e1", **extra: object) -> bytes:
+    return json.dumps(
+        {
+            "event_id": event_id,
+            "type": "post.published",
+            "occurred_at": "2020-01-01T00:00:00.000Z",
+            "schedule_id": "s1",
+            **extra,
+        }
+    ).encode()
+
+
+def test_receiver_notifications_accept_any_listed_notify_secret() -> None:
+    rcv = Receiver(secret=SECRET, notify_secret="whsec-ep1,whsec-ep2")
+    first, second = _event("e1"), _event("e2")
+
+    one = rcv.handle({**_headers(first, "whsec-ep1"), "Idempotency-Key": "e1"}, first)
+    two = rcv.handle({**_headers(second, "whsec-ep2"), "Idempotency-Key": "e2"}, second)
+    other = rcv.handle({**_headers(second, SECRET), "Idempotency-Key": "e2"}, second)
+
+    assert (one[0], two[0], other[0]) == (200, 200, 401)
+
+
+def test_secret_list_splits_commas_and_drops_blanks() -> None:
+    assert secret_list(" a ,b,,a, ") == ("a", "b")
+    assert secret_list(None) == ()
+    assert secret_list(("x", " ")) == ("x",)
+
+
+# -- odd requests answer, never crash the receiver ----------------------------------------------
+
+
+def test_receiver_delivery_with_a_non_numeric_attempt_answers_400() -> None:
+    rcv = Receiver()
+    body = json.dumps({**json.loads(_delivery()), "attempt": "first"}).encode()
+
+    assert rcv.handle({}, body) == (400, {"message": "not a webhook delivery"})
+
+
+def test_receiver_notification_with_odd_fields_is_accepted() -> None:
+    printed: list[str] = []
+    rcv = Receiver(printer=printed.append)
+    body = _event(publish_lag_seconds="slow", channels=7)
+
+    status, _ = rcv.handle({"Idempotency-Key": "e1"}, body)
+
+    assert (status, len(printed)) == (200, 1)
+
+
+def test_receiver_bad_content_length_answers_400_over_http() -> None:
+    with Receiver() as rcv:
+        connection = http.client.HTTPConnection("127.0.0.1", rcv.port, timeout=5)
+        try:
+            connection.putrequest("POST", "/hook")
+            connection.putheader("Content-Length", "lots")
+            connection.endheaders()
+            answer = connection.getresponse()
+            status, body = answer.status, json.loads(answer.read())
+        finally:
+            connection.close()
+
+    assert (status, body) == (400, {"message": "Content-Length is not a number"})

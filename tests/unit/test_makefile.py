@@ -34,3 +34,9 @@ def test_make_help_lists_clean_and_env() -> None:
 
 def test_make_env_runs_python_m_local_env() -> None:
     assert _make("-n", "env")[-1].endswith("-m local env")
+
+
+def test_make_help_receiver_documents_several_secrets() -> None:
+    line = next(line for line in _make("help") if line.split()[0] == "receiver")
+
+    assert "RECEIVER_SECRET=s1,s2" in line and "RECEIVER_NOTIFY_SECRET" in line
