@@ -230,3 +230,6 @@ def test_readme_api_guide_block_runs_and_checks_its_answers(
     # Then every step answered as the README says, down to the erasure's status
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.rstrip().endswith('200 {"status":"done"}')
+    # And the erasure was its own user's: alice's post from the guide is still hers
+    export = _client(api_port, "alice").request("GET", "/v1/me/export")
+    assert export.status == 200 and export.body["posts"], export.body
