@@ -21,12 +21,14 @@ help: ## This list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-11s %s\n", $$1, $$2}'
 
 $(VENV)/.installed-dev: requirements.txt requirements-local.txt requirements-infra.txt requirements-dev.txt
+	@echo "installing the service, local stack, CDK, test and lint packages into $(VENV) (a few minutes, once; about 0.8 GB)" >&2
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
 	touch $@ $(VENV)/.installed-local
 
 $(VENV)/.installed-local: requirements.txt requirements-local.txt
+	@echo "installing the local stack's packages into $(VENV) (about a minute, once)" >&2
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements-local.txt
 	touch $@

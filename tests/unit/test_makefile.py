@@ -40,3 +40,14 @@ def test_make_help_receiver_documents_several_secrets() -> None:
     line = next(line for line in _make("help") if line.split()[0] == "receiver")
 
     assert "RECEIVER_SECRET=s1,s2" in line and "RECEIVER_NOTIFY_SECRET" in line
+
+
+def test_make_run_first_install_says_what_it_does_before_pip(tmp_path: Path) -> None:
+    # Given no venv yet, make run's recipe (dry run) names the install before pip starts,
+    # on stderr so that $(make -s token) still captures only the token
+    lines = _make("-n", f"VENV={tmp_path / 'venv'}", "run")
+
+    said = next(i for i, line in enumerate(lines) if "installing the local stack" in line)
+    pip = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert said < pip
+    assert lines[said].endswith(">&2")
