@@ -38,7 +38,7 @@ from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.cursor import CursorCodec
 from scheduled_posts.logic.materialize import MaterializeDeps
-from scheduled_posts.logic.network_rules import media_errors
+from scheduled_posts.logic.network_rules import channel_rule_errors
 from scheduled_posts.logic.posts import Promoter, parse_if_match
 from scheduled_posts.models.recurring import (
     OccurrenceOut,
@@ -198,15 +198,17 @@ def _owned(owner: str, series_id: str, deps: SeriesDeps) -> Series:
 def _channel_errors(
     owner: str, channel_ids: list[str], deps: SeriesDeps, *, content: str, media_ids: list[str]
 ) -> list[dict]:
-    """Channels that are not the caller's, then the media rule of those that are, exactly as
-    for a post (``logic/network_rules.py``)."""
+    """Channels that are not the caller's, then the length and media rules of those that are,
+    exactly as for a post (``logic/network_rules.py``)."""
     found = deps.channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
         for i, channel_id in enumerate(channel_ids)
         if channel_id not in found
     ]
-    return missing + media_errors(media_ids, (found[c] for c in channel_ids if c in found))
+    return missing + channel_rule_errors(
+        content, media_ids, (found[c] for c in channel_ids if c in found)
+    )
 
 
 def _raise_channel_errors(series: Series, patch: SeriesPatch, deps: SeriesDeps) -> None:
@@ -255,9 +257,9 @@ def create_series(
     Raises
     ------
     ValidationFailedError
-        A rule problem (:func:`checked_bounds`), a channel that is not the caller's, media for
-        a Mastodon or Bluesky channel (as for a post, ``logic/network_rules.py``), or
-        ``MAX_SERIES_PER_USER`` open series already
+        A rule problem (:func:`checked_bounds`), a channel that is not the caller's, a text
+        over a channel's length rule or media for a Mastodon or Bluesky channel (as for a post,
+        ``logic/network_rules.py``), or ``MAX_SERIES_PER_USER`` open series already
         (``series_limit``).
     """
     settings, now = deps.settings, deps.clock.now()
