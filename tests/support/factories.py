@@ -98,6 +98,7 @@ def create_post(
     owner: str = "alice",
     content: str = "Hello",
     schedule_id: str | None = None,
+    media_ids: Iterable[str] = (),
 ) -> Post:
     """Write a ``scheduled`` post, its due entry and (when due soon) its late marker in one
     transaction; returns the post."""
@@ -109,6 +110,7 @@ def create_post(
         owner=owner,
         status=PostStatus.SCHEDULED,
         content=content,
+        media_ids=list(media_ids),
         publish_at=publish_at,
         channel_ids=channels,
         deliveries={cid: Delivery(channel_id=cid) for cid in channels},

@@ -136,3 +136,28 @@ def test_channel_create_bad_rate_limit_is_refused(rate: object) -> None:
 def test_channel_create_blank_name_is_refused() -> None:
     with pytest.raises(ValidationError):
         ChannelCreate.model_validate({"platform": "webhook", "name": "  ", "url": "https://a.b/"})
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("\ufe0f", "variation selector (Mn, VS16)"),
+        ("\U000e0100", "variation selector supplement (Mn, VS17)"),
+        ("\u0301", "combining mark (Mn)"),
+        ("\u20dd", "enclosing mark (Me)"),
+        ("\u0903", "spacing mark (Mc)"),
+        ("\u034f", "combining grapheme joiner (Mn)"),
+        ("\ufffc", "object replacement character"),
+        ("\U000e0041\U000e007f", "tag characters (Cf)"),
+        ("\u200b\u0301 \ufe0f\ufffc", "a mix of them with white space"),
+    ],
+)
+def test_post_create_content_of_invisible_characters_only_is_blank(content: str, kind: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        PostCreate.model_validate(_post(content=content))
+    assert "must not be blank" in str(exc.value), kind
+
+
+@pytest.mark.parametrize("content", ["e\u0301", "\u2764\ufe0f", "\u0915\u0903", "a\ufffc"])
+def test_post_create_marks_on_a_visible_base_are_not_blank(content: str) -> None:
+    assert PostCreate.model_validate(_post(content=content)).content == content

@@ -14,6 +14,7 @@ from scheduled_posts.recurrence import (
     Rule,
     RuleError,
     WeeklySlot,
+    canonical_zone_name,
     check_cron,
     check_rule,
     iter_occurrences,
@@ -256,6 +257,21 @@ def test_zone_for_non_iana_name_is_refused(name: str) -> None:
 )
 def test_zone_for_iana_name_is_accepted(name: str) -> None:
     assert zone_for(name).key == name
+
+
+@pytest.mark.parametrize("name", ["UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu"])
+def test_zone_for_a_name_of_utc_is_utc(name: str) -> None:
+    assert zone_for(name).key == "UTC"
+    assert canonical_zone_name(name) == "UTC"
+
+
+@pytest.mark.parametrize(
+    "name", ["Etc/GMT", "Etc/GMT+5", "Etc/GMT-14", "Etc/GMT0", "Etc/Greenwich"]
+)
+def test_zone_for_fixed_offset_etc_names_stay_refused(name: str) -> None:
+    with pytest.raises(RuleError) as caught:
+        zone_for(name)
+    assert caught.value.kind == "timezone_not_iana"
 
 
 @pytest.mark.parametrize(

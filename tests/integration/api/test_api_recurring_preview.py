@@ -114,6 +114,16 @@ def test_preview_without_starts_at_starts_now(bare: ApiClient) -> None:
     assert len(found) == 1
 
 
+@pytest.mark.parametrize("zone", ["Etc/UTC", "Etc/UCT", "Etc/Zulu", "Etc/Universal"])
+def test_preview_in_a_name_of_utc_is_utc(bare: ApiClient, zone: str) -> None:
+    body = {"cron": "0 9 * * *", "starts_at": "2026-12-01T00:00:00Z", "count": 1}
+    answer = bare.post(PREVIEW, {**body, "timezone": zone})
+    assert answer.status == 200, answer.json
+    [found] = answer.json["occurrences"]
+    assert found["occurrence_at"].startswith("2026-12-01T09:00:00")
+    assert found["local_time"].endswith("+00:00")
+
+
 @pytest.mark.parametrize("zone", ["EST", "+02:00", "Etc/GMT+5", "US/Pacific"])
 def test_preview_non_iana_timezone_is_a_422_that_says_so(bare: ApiClient, zone: str) -> None:
     answer = bare.post(PREVIEW, {"cron": "0 9 * * *", "timezone": zone})

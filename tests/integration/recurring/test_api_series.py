@@ -147,6 +147,14 @@ def test_create_invalid_rule_is_422_like_preview(world: World) -> None:
     assert answer.json["errors"][0]["type"] == "timezone_not_iana"
 
 
+def test_create_in_etc_utc_is_stored_and_shown_as_utc(world: World) -> None:
+    created = world.create(timezone="Etc/UTC")
+    assert created["timezone"] == "UTC"
+    path = f"{SERIES}/{created['series_id']}"
+    patched = world.alice.patch(path, {"timezone": "Etc/Zulu"})
+    assert (patched.status, patched.json["timezone"]) == (200, "UTC")
+
+
 # ------------------------------------------------------------------ edits
 
 

@@ -81,17 +81,39 @@ def _zone_names() -> frozenset[str]:
     return frozenset(available_timezones())
 
 
+#: IANA's names of UTC itself (tzdata ``etcetera``: ``Etc/UTC`` is the zone, the others link to
+#: it), what many systems report: read as ``UTC``. The fixed offsets ``Etc/GMT+N``/``-N`` and
+#: ``GMT`` stay refused (decision "Etc/UTC is UTC; fixed offsets stay refused").
+UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "Etc/Universal", "Etc/Zulu"})
+
+
+def canonical_zone_name(name: str) -> str:
+    """``UTC`` for every name in :data:`UTC_NAMES`, else ``name`` once :func:`zone_for` accepts
+    it (the name a series stores and shows).
+
+    Raises
+    ------
+    RuleError
+        As :func:`zone_for`.
+    """
+    return zone_for(name).key
+
+
 def zone_for(name: str) -> ZoneInfo:
-    """The zone of an IANA ``Area/Location`` name (e.g. ``America/New_York``) or ``UTC``.
+    """The zone of an IANA ``Area/Location`` name (e.g. ``America/New_York``) or of UTC (any
+    name in :data:`UTC_NAMES`, as the zone ``UTC``).
 
     Raises
     ------
     RuleError
         ``timezone_not_iana`` for anything else: fixed offsets (``+02:00``, ``Etc/GMT-2``),
-        abbreviations (``EST``, ``CET``), legacy aliases (``US/Eastern``) and unknown names.
+        abbreviations (``EST``, ``CET``, ``GMT``), legacy aliases (``US/Eastern``) and unknown
+        names.
     """
+    if name in UTC_NAMES:
+        return ZoneInfo("UTC")
     area = name.split("/", 1)[0] if "/" in name else ""
-    if name != "UTC" and (area not in GEOGRAPHIC_AREAS or name not in _zone_names()):
+    if area not in GEOGRAPHIC_AREAS or name not in _zone_names():
         raise RuleError(
             "timezone",
             "timezone_not_iana",

@@ -35,6 +35,13 @@ class DeliveryError(StrEnum):
 
     CHANNEL_DELETED = "channel was deleted"
     IN_PROGRESS = "delivery already in progress in another invocation"
+    #: A post with media for a Mastodon or Bluesky channel (stored before the API refused
+    #: them): never published as text alone (decision "Media refused for network channels
+    #: until they can be published").
+    MEDIA_UNSUPPORTED = (
+        "media_unsupported: this network channel cannot publish media yet;"
+        " the post was not sent without them"
+    )
     #: Prefix of the ``last_error`` of deliveries failed by the dead-letter path.
     DEAD_LETTERED_PREFIX = "dispatch message dead-lettered"
 

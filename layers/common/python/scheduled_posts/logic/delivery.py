@@ -32,8 +32,10 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.outcomes import ChannelRound, RetryPolicy
+from scheduled_posts.lifecycle.reasons import DeliveryError
 from scheduled_posts.logic.backoff import Uniform
 from scheduled_posts.logic.network_delivery import record_refusal
+from scheduled_posts.logic.network_rules import refuses_media
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.observability import logger, metrics
@@ -152,6 +154,11 @@ class ChannelDeliverer:
     def _attempt(
         self, post: Post, delivery: Delivery, channel: Channel, started: Attempt
     ) -> ChannelRound:
+        if post.media_ids and refuses_media(channel.platform):
+            # Never text alone (decision "Media refused for network channels until they can be
+            # published"): the adapter is not called.
+            refused = DeliveryResult(outcome="failed", error=DeliveryError.MEDIA_UNSUPPORTED.value)
+            return outcomes.final(post, delivery, started, refused, self.clock.now())
         adapter = self.adapters.get(channel.platform)
         try:
             if adapter is None:

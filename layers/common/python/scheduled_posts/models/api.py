@@ -58,8 +58,15 @@ class Platform(StrEnum):
 #: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: Characters that render as nothing although Unicode does not call them white space: Hangul
-#: fillers and the braille blank, abused to post "empty" text.
-_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+#: fillers and the braille blank, abused to post "empty" text, and U+FFFC OBJECT REPLACEMENT
+#: CHARACTER (a placeholder for an embedded object the text does not carry).
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u2800\u3164\uffa0\ufffc")
+#: General categories that show nothing on their own (Unicode 15, section 4.5): format
+#: characters (Cf: zero-width spaces and joiners, BOM, soft hyphen, bidi marks, tags) and marks
+#: (Mn, Mc, Me: combining accents, variation selectors U+FE00-FE0F and U+E0100-E01EF, the
+#: combining grapheme joiner), which only modify a base character; with no visible base
+#: character they draw nothing but perhaps a dotted circle.
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Mc", "Me"})
 
 
 def _clean_text(value: str) -> str:
@@ -81,10 +88,12 @@ def _clean_text(value: str) -> str:
 
 
 def is_blank(value: str) -> bool:
-    """Whether ``value`` shows nothing: only white space, format characters (category Cf:
-    zero-width spaces and joiners, BOM, soft hyphen, bidi marks) or Hangul/braille fillers."""
+    """Whether ``value`` shows nothing: only white space, format characters (Cf), marks with no
+    base character to modify (Mn, Mc, Me, variation selectors among them), Hangul/braille
+    fillers or U+FFFC. ``"e\u0301"`` (e with a combining accent) is not blank."""
     return all(
-        ch.isspace() or ch in _INVISIBLE_EXTRA or unicodedata.category(ch) == "Cf" for ch in value
+        ch.isspace() or ch in _INVISIBLE_EXTRA or unicodedata.category(ch) in _INVISIBLE_CATEGORIES
+        for ch in value
     )
 
 

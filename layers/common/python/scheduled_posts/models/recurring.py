@@ -56,11 +56,11 @@ def _custom(exc: RuleError) -> PydanticCustomError:
 
 
 def _timezone(value: str) -> str:
+    """The zone name as stored: ``Etc/UTC`` and the other names of UTC become ``UTC``."""
     try:
-        recurrence.zone_for(value)
+        return recurrence.canonical_zone_name(value)
     except RuleError as exc:
         raise _custom(exc) from exc
-    return value
 
 
 def _cron(value: str) -> str:
