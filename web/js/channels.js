@@ -8,6 +8,7 @@ export async function loadChannels() {
   try {
     state.channels = await state.api.listChannels();
   } catch (err) {
+    if (err.status === 401) return; // main.js asks to sign in again
     say(`Could not load your channels: ${problemText(err)}`);
   }
 }

@@ -28,6 +28,20 @@ export async function openDetail(id) {
   $("detail-close").focus();
 }
 
+// What happened to the post: when it was published, or cancelled, or why it was not. A
+// cancelled post is never changed again (only a series' resume revives one, as a scheduled
+// post), so its updated_at is when it was cancelled: the post.cancelled event's occurred_at.
+function outcomeFact(post) {
+  const when = (iso) => h("time", { datetime: iso }, t.describe(Date.parse(iso), zone));
+  if (post.status === "cancelled") {
+    const bySeries = post.series_id && !post.detached ? " by its recurring schedule" : "";
+    return [h("dt", {}, "Cancelled"), h("dd", {}, when(post.updated_at), bySeries)];
+  }
+  if (post.published_at) return [h("dt", {}, "Published"), h("dd", {}, when(post.published_at))];
+  const not = { failed: "no: it failed (see its channels below)", missed: "no: it missed its time" };
+  return [h("dt", {}, "Published"), h("dd", {}, not[post.status] || "not yet")];
+}
+
 export async function loadDetail(id, { keepFocus = false } = {}) {
   let post;
   let attempts = [];
@@ -58,7 +72,7 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
     post.series_id ? h("p", { class: "recurring" }, "\u27F3 An occurrence of a recurring schedule.") : null,
     h("dl", { class: "facts" },
       h("dt", {}, "Publish at"), h("dd", {}, h("time", { datetime: post.publish_at }, t.describe(at, zone)), ` \u2014 ${post.publish_at}`),
-      h("dt", {}, "Published"), h("dd", {}, post.published_at ? t.describe(Date.parse(post.published_at), zone) : "not yet"),
+      ...outcomeFact(post),
       h("dt", {}, "Publish lag"), h("dd", {}, post.publish_lag_seconds == null ? "\u2014" : `${post.publish_lag_seconds.toFixed(3)} s`),
       h("dt", {}, "Content"), h("dd", { class: "content" }, post.content)),
     h("h3", {}, "Channels"),
