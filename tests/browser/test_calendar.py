@@ -547,14 +547,14 @@ def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
     page.set_viewport_size({"width": 390, "height": 844})
     _sign_in(page, user)
     # Then the week view fits
-    expect(page.locator("#calendar .post").first).to_be_visible()
+    expect(page.locator(".grid-week .post").first).to_be_visible()
     assert _spills(page) == []
     # When they switch to the month view, Then each post stays inside its own day
     page.get_by_role("button", name="Month").click()
     local = first.astimezone(ZoneInfo(zone))
     if local.month != datetime.now(ZoneInfo(zone)).month:
         page.get_by_role("button", name="Next").click()
-    cell = page.locator(f'li.day[data-date="{local.date().isoformat()}"]')
+    cell = page.locator(f'.grid-month li.day[data-date="{local.date().isoformat()}"]')
     expect(cell.locator(".post")).to_have_count(3)
     assert _spills(page) == []
     # And each post still names its status and first line to a screen reader

@@ -56,17 +56,17 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
   const at = Date.parse(post.publish_at);
   const rows = post.deliveries.map((d) => h("tr", {},
     h("th", { scope: "row" }, channelName(d.channel_id)),
-    h("td", {}, badge(d.status)),
-    h("td", {}, String(d.attempts)),
-    h("td", {}, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
-    h("td", {}, d.last_error || "\u2014")));
+    h("td", { "data-label": "Status" }, badge(d.status)),
+    h("td", { "data-label": "Attempts" }, String(d.attempts)),
+    h("td", { "data-label": "Link" }, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
+    h("td", { "data-label": "Last error" }, d.last_error || "\u2014")));
   const attemptRows = attempts.map((a) => h("tr", {},
-    h("td", {}, String(a.attempt)),
-    h("td", {}, channelName(a.channel_id)),
-    h("td", {}, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
-    h("td", {}, a.outcome),
-    h("td", {}, a.http_status == null ? "\u2014" : String(a.http_status)),
-    h("td", {}, a.error || "\u2014")));
+    h("td", { "data-label": "Attempt" }, String(a.attempt)),
+    h("td", { "data-label": "Channel" }, channelName(a.channel_id)),
+    h("td", { "data-label": "Started" }, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
+    h("td", { "data-label": "Outcome" }, a.outcome),
+    h("td", { "data-label": "HTTP" }, a.http_status == null ? "\u2014" : String(a.http_status)),
+    h("td", { "data-label": "Error" }, a.error || "\u2014")));
   $("detail-body").replaceChildren(...[
     h("h2", { id: "detail-title" }, "Post ", badge(post.status)),
     post.series_id ? h("p", { class: "recurring" }, "\u27F3 An occurrence of a recurring schedule.") : null,
