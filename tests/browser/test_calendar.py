@@ -453,6 +453,10 @@ def test_sign_in_never_prefills_a_user_and_reload_keeps_the_session(
     expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
     _sign_in(page, user)
     expect(page.locator("#account-name")).to_have_text(user)
+    # When they sign out, Then the next person at this browser is not offered their name
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("User")).to_have_value("")
+    _sign_in(page, user)
     # When the creator reloads the page, Then they are still signed in, as themselves
     page.reload()
     expect(page.get_by_role("button", name="New post")).to_be_visible()
