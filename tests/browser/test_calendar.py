@@ -385,6 +385,21 @@ def test_oidc_sign_in_uses_code_flow_with_pkce_and_keeps_tokens_in_memory(
     # And the tokens are in memory only
     stored = page.evaluate("JSON.stringify([{...localStorage}, {...sessionStorage}])")
     assert access_token not in stored and "ada@example.com" not in stored
+    # When the user reloads, Then the page goes back through the provider by itself (its
+    # session signs them in again) and they are signed in, still with nothing stored
+    seen.clear()
+    page.reload()
+    expect(page.locator("#account-name")).to_have_text("ada@example.com")
+    assert seen["token"]["code"] == "the-code" and "code=" not in page.url
+    stored = page.evaluate("JSON.stringify([{...localStorage}, {...sessionStorage}])")
+    assert access_token not in stored and "ada@example.com" not in stored
+    # When they sign out and reload, Then the page stays on its sign-in button
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
+    seen.clear()
+    page.reload()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
+    assert "authorize" not in seen
 
 
 def test_failed_post_retry_failed_channels_publishes_it(
@@ -397,7 +412,7 @@ def test_failed_post_retry_failed_channels_publishes_it(
     try:
         channel_id = _channel(stack, user, receiver.url)
         publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=3)
-        _post(stack, user, channel_id, publish_at, "Refused at first")
+        post = _post(stack, user, channel_id, publish_at, "Refused at first")
         page = open_page("America/New_York")
         _sign_in(page, user)
         item = _slot(page, publish_at, "America/New_York").locator(".post").first
@@ -412,5 +427,219 @@ def test_failed_post_retry_failed_channels_publishes_it(
         expect(detail.locator("#detail-title")).to_contain_text("Published", timeout=30_000)
         expect(detail.get_by_role("button", name="Retry failed channels")).to_be_hidden()
         assert len(receiver.snapshot()) == 1
+        # And its attempts are numbered as the API numbers them, one row per attempt
+        path = f"/v1/scheduled-posts/{post['schedule_id']}/attempts"
+        numbers = [str(a["attempt"]) for a in stack.client(user).request("GET", path).body["items"]]
+        rows = detail.locator("table").nth(1).locator("tbody tr")
+        expect(rows).to_have_count(len(numbers))
+        assert len(numbers) == 2
+        assert rows.locator("td:first-child").all_inner_texts() == numbers
     finally:
         receiver.stop()
+
+
+#: Where the page keeps a local-stack session across reloads (web/js/auth.js).
+SESSION_KEY = "scheduled-posts.session"
+
+
+def test_sign_in_never_prefills_a_user_and_reload_keeps_the_session(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given the sign-in screen, Then no user name is filled in and no account bar is shown
+    user = _user()
+    page = open_page("Asia/Kolkata", expected_statuses=(401,))
+    expect(page.get_by_label("User")).to_have_value("")
+    expect(page.locator("#account")).to_be_hidden()
+    expect(page.get_by_role("button", name="Sign out")).to_be_hidden()
+    _sign_in(page, user)
+    expect(page.locator("#account-name")).to_have_text(user)
+    # When they sign out, Then the next person at this browser is not offered their name
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("User")).to_have_value("")
+    _sign_in(page, user)
+    # When the creator reloads the page, Then they are still signed in, as themselves
+    page.reload()
+    expect(page.get_by_role("button", name="New post")).to_be_visible()
+    expect(page.locator("#account-name")).to_have_text(user)
+    expect(page.get_by_label("User")).to_be_hidden()
+    # When they sign out, Then the session is gone from the tab and the field is empty again
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("User")).to_be_visible()
+    expect(page.get_by_label("User")).to_have_value("")
+    expect(page.locator("#account")).to_be_hidden()
+    assert page.evaluate("Object.keys(sessionStorage)") == []
+    page.reload()
+    expect(page.get_by_label("User")).to_be_visible()
+    expect(page.get_by_role("button", name="New post")).to_be_hidden()
+    # When the stored token is refused (a restarted stack, another secret), Then the page
+    # forgets it and asks to sign in, never showing an empty calendar
+    page.evaluate(
+        "([key, until]) => sessionStorage.setItem(key, JSON.stringify("
+        "{user: 'mallory', accessToken: 'not-a-token', expiresAt: until}))",
+        [SESSION_KEY, (time.time() + 3600) * 1000],
+    )
+    page.reload()
+    expect(page.get_by_label("User")).to_be_visible()
+    expect(page.locator("#status")).to_contain_text("sign in again")
+    expect(page.get_by_role("button", name="New post")).to_be_hidden()
+    assert page.evaluate("Object.keys(sessionStorage)") == []
+
+
+def test_hidden_attribute_wins_over_every_display_rule(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given the page's stylesheet, When any element carries `hidden`, Then it is not displayed
+    page = open_page("Asia/Kolkata")
+    expect(page.get_by_label("User")).to_be_visible()
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('[hidden]')]"
+        ".filter((el) => getComputedStyle(el).display !== 'none').map((el) => el.id || el.tagName)"
+    )
+    assert shown == []
+
+
+#: In the page: what sticks out (see :func:`_spills`), as short strings.
+_SPILLS_JS = """() => {
+  const bad = [];
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth) bad.push(`page ${root.scrollWidth}`);
+  for (const cell of document.querySelectorAll('#calendar li.day')) {
+    const box = cell.getBoundingClientRect();
+    const day = cell.dataset.date;
+    for (const el of [cell, ...cell.querySelectorAll('.post-open')]) {
+      if (el.scrollWidth > el.clientWidth) bad.push(`${day} ${el.className} scrolls`);
+    }
+    for (const el of cell.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5) {
+        bad.push(`${day} ${el.tagName}.${el.className} [${r.left}, ${r.right}]`);
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def _spills(page: Any) -> list[str]:
+    """What sticks out at the current width: a page wider than the viewport, an element of a
+    day cell outside the cell, a cell or post button whose content is wider than it."""
+    return list(page.evaluate(_SPILLS_JS))
+
+
+def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a creator with a long-named channel and three posts on one day, on a 390 px phone
+    user = _user()
+    reply = stack.client(user).request(
+        "POST",
+        "/v1/channels",
+        {
+            "platform": "webhook",
+            "name": "Company newsletter for all subscribers",
+            "url": "http://127.0.0.1:9/hooks/a-very-long-path-segment-without-any-break-at-all",
+        },
+    )
+    assert reply.status == 201, reply.body
+    channel_id = str(reply.body["channel_id"])
+    zone = "America/New_York"
+    first = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
+    for n in range(3):
+        _post(stack, user, channel_id, first + timedelta(minutes=n), f"Announcement{n}" * 6)
+    page = open_page(zone, poll_ms=60_000)
+    page.set_viewport_size({"width": 390, "height": 844})
+    _sign_in(page, user)
+    # Then the week view fits
+    expect(page.locator(".grid-week .post").first).to_be_visible()
+    assert _spills(page) == []
+    # When they switch to the month view, Then each post stays inside its own day
+    page.get_by_role("button", name="Month").click()
+    local = first.astimezone(ZoneInfo(zone))
+    if local.month != datetime.now(ZoneInfo(zone)).month:
+        page.get_by_role("button", name="Next").click()
+    cell = page.locator(f'.grid-month li.day[data-date="{local.date().isoformat()}"]')
+    expect(cell.locator(".post")).to_have_count(3)
+    assert _spills(page) == []
+    # And each post still names its status and first line to a screen reader
+    expect(cell.get_by_role("button").first).to_have_accessible_name(
+        re.compile(r"\d\d:\d\d.*Scheduled.*Announcement0")
+    )
+    _assert_accessible(page, "month view at 390 px")
+    # And its detail fits the dialog
+    cell.get_by_role("button").first.click()
+    detail = page.locator("#detail")
+    expect(detail.locator("#detail-title")).to_contain_text("Scheduled")
+    assert detail.evaluate("(el) => el.scrollWidth <= el.clientWidth")
+    detail.get_by_role("button", name="Close").click()
+    # When they open the Channels view, Then its table fits without sideways scrolling
+    page.get_by_role("button", name="Channels").click()
+    expect(page.get_by_role("row", name=re.compile("Company newsletter"))).to_be_visible()
+    assert _spills(page) == []
+    assert page.locator("#channels table").evaluate(
+        "(el) => el.getBoundingClientRect().right <= document.documentElement.clientWidth"
+    )
+    _assert_accessible(page, "channels view at 390 px")
+
+
+def test_cancelled_post_detail_says_when_it_was_cancelled(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a post cancelled through the API
+    user = _user()
+    channel_id = _channel(stack, user)
+    publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    post = _post(stack, user, channel_id, publish_at, "Called off")
+    reply = stack.client(user).request("DELETE", f"/v1/scheduled-posts/{post['schedule_id']}")
+    assert reply.status == 200, reply.body
+    cancelled_at = reply.body["updated_at"]
+    page = open_page("America/New_York", poll_ms=60_000)
+    _sign_in(page, user)
+    # When the creator opens its detail
+    _slot(page, publish_at, "America/New_York").get_by_role("button").first.click()
+    facts = page.locator("#detail dl")
+    # Then it says it was cancelled, and when, instead of "not yet" published
+    expect(page.locator("#detail-title")).to_contain_text("Cancelled")
+    expect(facts).to_contain_text(re.compile(r"Cancelled\s*\w{3},? \d+ \w{3} \d{4},? \d\d:\d\d"))
+    expect(facts.locator(f'time[datetime="{cancelled_at}"]')).to_be_visible()
+    expect(facts).not_to_contain_text("not yet")
+    expect(facts).not_to_contain_text("Published")
+
+
+def test_post_detail_numbers_attempts_as_the_api_does(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a post whose attempts the API numbers per channel: a retried channel's 1 and 2,
+    # another channel's 1, in start order
+    user = _user()
+    channel_id = _channel(stack, user)
+    publish_at = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=3)
+    post = _post(stack, user, channel_id, publish_at, "Retried once")
+    start = datetime.now(UTC).replace(microsecond=0)
+
+    def attempt(channel: str, number: int, minutes: int, outcome: str, status: int) -> dict:
+        at = format_instant(start + timedelta(minutes=minutes))
+        return {"channel_id": channel, "attempt": number, "started_at": at, "finished_at": at,
+                "outcome": outcome, "http_status": status, "error": None}  # fmt: skip
+
+    items = [
+        attempt(channel_id, 1, 0, "failed", 422),
+        attempt("ch_other", 1, 0, "published", 200),
+        attempt(channel_id, 2, 5, "published", 200),
+    ]
+    page = open_page("America/New_York", poll_ms=60_000, navigate=False)
+    page.route(
+        f"{stack.url}/v1/scheduled-posts/{post['schedule_id']}/attempts",
+        lambda route: route.fulfill(
+            status=200, content_type="application/json", body=json.dumps({"items": items})
+        ),
+    )
+    page.goto(f"{stack.url}/?poll_ms=60000")
+    _sign_in(page, user)
+    # When the creator opens its detail
+    _slot(page, publish_at, "America/New_York").get_by_role("button").first.click()
+    rows = page.locator("#detail table").nth(1).locator("tbody tr")
+    # Then each attempt carries the API's own number, never the row's position
+    expect(rows).to_have_count(3)
+    assert rows.locator("td:first-child").all_inner_texts() == ["1", "1", "2"]
+    expect(rows.nth(2)).to_contain_text("Blog hook")

@@ -54,6 +54,7 @@ export async function refresh({ quiet = false } = {}) {
     state.posts = await state.api.listPosts(t.toUtc(from), t.toUtc(to));
     if (!quiet) say("");
   } catch (err) {
+    if (err.status === 401) return; // main.js asks to sign in again
     say(`Could not load your posts: ${problemText(err)}`);
     return;
   }
@@ -79,7 +80,7 @@ export function postItem(post) {
     },
     h("time", { datetime: post.publish_at }, t.timeOfDay(at, zone)), " ",
     badge(post.status),
-    post.series_id ? h("span", { class: "recurring", title: "Part of a recurring schedule" }, h("span", { "aria-hidden": "true" }, "\u27F3"), " Recurring") : null,
+    post.series_id ? h("span", { class: "recurring", title: "Part of a recurring schedule" }, h("span", { "aria-hidden": "true" }, "\u27F3"), h("span", { class: "recurring-word" }, " Recurring")) : null,
     h("span", { class: "post-text" }, firstLine(post.content)),
     h("span", { class: "post-channels" }, `To: ${channels}`)));
 }

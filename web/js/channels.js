@@ -8,6 +8,7 @@ export async function loadChannels() {
   try {
     state.channels = await state.api.listChannels();
   } catch (err) {
+    if (err.status === 401) return; // main.js asks to sign in again
     say(`Could not load your channels: ${problemText(err)}`);
   }
 }
@@ -15,9 +16,9 @@ export async function loadChannels() {
 export function renderChannels() {
   const rows = state.channels.map((c) => h("tr", {},
     h("th", { scope: "row" }, c.name),
-    h("td", {}, c.platform),
-    h("td", {}, c.url || c.account || "\u2014"),
-    h("td", {},
+    h("td", { "data-label": "Platform" }, c.platform),
+    h("td", { "data-label": "Destination" }, c.url || c.account || "\u2014"),
+    h("td", { "data-label": "Actions" },
       c.platform === "webhook" ? h("button", { type: "button", onclick: () => rotate(c) }, `Rotate secret of ${c.name}`) : null, " ",
       h("button", { type: "button", class: "danger", onclick: () => removeChannel(c) }, `Delete ${c.name}`))));
   $("channel-rows").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: "4" }, "No channels yet."))]));

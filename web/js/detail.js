@@ -28,6 +28,20 @@ export async function openDetail(id) {
   $("detail-close").focus();
 }
 
+// What happened to the post: when it was published, or cancelled, or why it was not. A
+// cancelled post is never changed again (only a series' resume revives one, as a scheduled
+// post), so its updated_at is when it was cancelled: the post.cancelled event's occurred_at.
+function outcomeFact(post) {
+  const when = (iso) => h("time", { datetime: iso }, t.describe(Date.parse(iso), zone));
+  if (post.status === "cancelled") {
+    const bySeries = post.series_id && !post.detached ? " by its recurring schedule" : "";
+    return [h("dt", {}, "Cancelled"), h("dd", {}, when(post.updated_at), bySeries)];
+  }
+  if (post.published_at) return [h("dt", {}, "Published"), h("dd", {}, when(post.published_at))];
+  const not = { failed: "no: it failed (see its channels below)", missed: "no: it missed its time" };
+  return [h("dt", {}, "Published"), h("dd", {}, not[post.status] || "not yet")];
+}
+
 export async function loadDetail(id, { keepFocus = false } = {}) {
   let post;
   let attempts = [];
@@ -42,23 +56,23 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
   const at = Date.parse(post.publish_at);
   const rows = post.deliveries.map((d) => h("tr", {},
     h("th", { scope: "row" }, channelName(d.channel_id)),
-    h("td", {}, badge(d.status)),
-    h("td", {}, String(d.attempts)),
-    h("td", {}, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
-    h("td", {}, d.last_error || "\u2014")));
+    h("td", { "data-label": "Status" }, badge(d.status)),
+    h("td", { "data-label": "Attempts" }, String(d.attempts)),
+    h("td", { "data-label": "Link" }, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
+    h("td", { "data-label": "Last error" }, d.last_error || "\u2014")));
   const attemptRows = attempts.map((a) => h("tr", {},
-    h("td", {}, String(a.attempt)),
-    h("td", {}, channelName(a.channel_id)),
-    h("td", {}, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
-    h("td", {}, a.outcome),
-    h("td", {}, a.http_status == null ? "\u2014" : String(a.http_status)),
-    h("td", {}, a.error || "\u2014")));
+    h("td", { "data-label": "Attempt" }, String(a.attempt)),
+    h("td", { "data-label": "Channel" }, channelName(a.channel_id)),
+    h("td", { "data-label": "Started" }, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
+    h("td", { "data-label": "Outcome" }, a.outcome),
+    h("td", { "data-label": "HTTP" }, a.http_status == null ? "\u2014" : String(a.http_status)),
+    h("td", { "data-label": "Error" }, a.error || "\u2014")));
   $("detail-body").replaceChildren(...[
     h("h2", { id: "detail-title" }, "Post ", badge(post.status)),
     post.series_id ? h("p", { class: "recurring" }, "\u27F3 An occurrence of a recurring schedule.") : null,
     h("dl", { class: "facts" },
       h("dt", {}, "Publish at"), h("dd", {}, h("time", { datetime: post.publish_at }, t.describe(at, zone)), ` \u2014 ${post.publish_at}`),
-      h("dt", {}, "Published"), h("dd", {}, post.published_at ? t.describe(Date.parse(post.published_at), zone) : "not yet"),
+      ...outcomeFact(post),
       h("dt", {}, "Publish lag"), h("dd", {}, post.publish_lag_seconds == null ? "\u2014" : `${post.publish_lag_seconds.toFixed(3)} s`),
       h("dt", {}, "Content"), h("dd", { class: "content" }, post.content)),
     h("h3", {}, "Channels"),

@@ -21,17 +21,32 @@ async function start() {
     say("The page's configuration could not be loaded.");
     return;
   }
-  state.api = new Api(state.config.api_base, auth.token, () => {
-    if (auth.session() === null) showSignIn();
-  });
+  state.api = new Api(state.config.api_base, auth.token, signedOut);
   let session = null;
   try {
     session = await auth.init(state.config);
   } catch (err) {
     say(`Sign-in did not complete: ${err.message}`);
   }
-  if (session) await enter(session);
+  if (session && session.redirecting) say("Signing you in again\u2026");
+  else if (session) await enter(session);
   else showSignIn();
+}
+
+// A 401: the token expired or the API refuses it (locally: a stack restarted with another
+// secret). The session is dropped, so a reload does not bring the refused token back.
+function signedOut() {
+  if (auth.session() === null && $("app").hidden) return;
+  auth.forget();
+  resetView();
+  showSignIn();
+  say("Your session has ended: sign in again.");
+}
+
+function resetView() {
+  state.posts = [];
+  state.channels = [];
+  $("calendar").replaceChildren();
 }
 
 function showSignIn() {
@@ -42,11 +57,13 @@ function showSignIn() {
   const local = state.config.auth === "local";
   $("local-sign-in").hidden = !local;
   $("oidc-sign-in").hidden = local;
+  $("user-name").value = ""; // never offer the last user's name to whoever comes next
   (local ? $("user-name") : $("oidc-button")).focus();
 }
 
 async function enter(session) {
   await loadChannels();
+  if (auth.session() === null) return; // refused meanwhile: signedOut() showed the sign-in
   $("sign-in").hidden = true;
   $("app").hidden = false;
   $("account").hidden = false;
@@ -73,9 +90,9 @@ $("local-sign-in").addEventListener("submit", async (ev) => {
 $("oidc-button").addEventListener("click", () => auth.signInOidc());
 $("sign-out").addEventListener("click", async () => {
   await auth.signOut(state.config);
-  state.posts = [];
-  $("calendar").replaceChildren();
+  resetView();
   showSignIn();
+  say("");
 });
 
 start();

@@ -54,7 +54,7 @@ export function h(tag, attrs = {}, ...children) {
 
 export function badge(status) {
   const [icon, word] = BADGES[status] || ["\u2022", status];
-  return h("span", { class: `badge badge-${status}` }, h("span", { "aria-hidden": "true" }, icon), ` ${word}`);
+  return h("span", { class: `badge badge-${status}` }, h("span", { "aria-hidden": "true" }, icon), h("span", { class: "badge-word" }, ` ${word}`));
 }
 
 export function say(text) {
