@@ -158,8 +158,13 @@ def final(
 ) -> ChannelRound:
     """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0, and where
     it landed: ``remote_id``, ``remote_url``) or ``failed`` (the result's error, else
-    ``HTTP <status>``, after the result's ``reason`` when it has one)."""
+    ``HTTP <status>``, after the result's ``reason`` when it has one).
+
+    ``finished_at`` is when the destination's answer arrived: it is ``published_at`` and the
+    end of the lag. A result replayed from an earlier attempt's idempotency record answered
+    before this attempt started: the attempt row then ends when it started, never before."""
     number = started.attempt
+    ended = max(finished_at, started.started_at)
     if result.outcome == "published":
         lag = max(0.0, (finished_at - post.publish_at).total_seconds())
         new = delivery.model_copy(
@@ -176,7 +181,7 @@ def final(
         )
         attempt = started.model_copy(
             update={
-                "finished_at": finished_at,
+                "finished_at": ended,
                 "outcome": "published",
                 "http_status": result.http_status,
                 "lag_seconds": lag,
@@ -198,7 +203,7 @@ def final(
     )
     attempt = started.model_copy(
         update={
-            "finished_at": finished_at,
+            "finished_at": ended,
             "outcome": "failed",
             "http_status": result.http_status,
             "error": error,
@@ -366,7 +371,8 @@ def attempts_on_item(post: Post) -> list[Attempt]:
                     channel_id=cid,
                     attempt=d.attempts,
                     started_at=d.started_at,
-                    finished_at=d.published_at,
+                    # a replayed answer may predate this attempt's start: never end before it
+                    finished_at=max(d.published_at, d.started_at) if d.published_at else None,
                     outcome="published",
                     http_status=d.http_status,
                     lag_seconds=d.lag_seconds,

@@ -122,10 +122,13 @@ class ChannelDeliverer:
         channel: Channel,
         request: DeliveryRequest,
     ) -> DeliveredResult:
-        """The idempotent section: returns only final outcomes, raises on retryable ones."""
-        now = self.clock.now()
-        result = adapter.deliver(channel, request, now=now)
-        return DeliveredResult(**result.model_dump(), delivered_at=now)
+        """The idempotent section: returns only final outcomes, raises on retryable ones.
+
+        ``delivered_at`` is read when the adapter returns, i.e. when the destination's answer
+        arrived (decision "Lag is stamped when the answer arrives"), so a slow destination
+        counts in ``published_at`` and the lag."""
+        result = adapter.deliver(channel, request, now=self.clock.now())
+        return DeliveredResult(**result.model_dump(), delivered_at=self.clock.now())
 
     def deliver(self, post: Post, channel_id: str, started_at: datetime) -> ChannelRound:
         """One channel's round: skipped (channel deleted), waiting for a rate-limit slot, or one
