@@ -22,6 +22,7 @@ from scheduled_posts.lifecycle.states import (
 )
 from scheduled_posts.logic.backoff import Uniform, full_jitter
 from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.platforms.answers import bounded_error
 from scheduled_posts.platforms.base import DeliveryResult
 
 
@@ -193,6 +194,7 @@ def final(
     error = result.error or f"http_{result.http_status}"  # the word of docs/dispatch.md
     if result.reason is not None:  # e.g. "reauthorization_required: Mastodon refused ..."
         error = f"{result.reason}: {error}"
+    error = bounded_error(error) or error
     new = delivery.model_copy(
         update={
             "status": DeliveryStatus.FAILED,
@@ -224,7 +226,7 @@ def retryable(
 ) -> ChannelRound:
     """A retryable error: ``retry_scheduled`` at :func:`plan_retry`'s time, or ``failed`` when
     it says the delivery is exhausted (``docs/dispatch.md``, "State machine")."""
-    error = str(exc) or f"http_{exc.http_status}"
+    error = bounded_error(str(exc)) or f"http_{exc.http_status}"
 
     def jitter(attempt: int) -> float:
         return full_jitter(
@@ -262,7 +264,7 @@ def retryable(
             "status": status,
             "attempts": attempts,
             "destination_waits": plan.destination_waits,
-            "last_error": final_error if exhausted else error,
+            "last_error": bounded_error(final_error) if exhausted else error,
             "next_attempt_at": None if exhausted else next_at,
         }
     )
