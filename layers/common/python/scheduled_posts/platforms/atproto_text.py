@@ -95,7 +95,7 @@ class MentionResolver:
     def __call__(self, handle: str) -> str | None:
         if handle in self.asked:
             return self.asked[handle]
-        if len(self.asked) >= self.max_handles or self.budget.remaining() <= 0:
+        if len(self.asked) >= self.max_handles or self.budget.spent():
             return None
         did = self.asked[handle] = self.resolve(handle)
         return did

@@ -21,6 +21,10 @@ from collections.abc import Callable
 #: simulated clock's ``seconds``).
 Timer = Callable[[], float]
 
+#: A request is not started with less than this left (seconds): no connection, let alone a TLS
+#: handshake and an answer, fits in less.
+MIN_REQUEST_SECONDS = 0.1
+
 
 class DeadlinePassedError(Exception):
     """The attempt's deadline passed before a request could start (nothing was sent)."""
@@ -46,16 +50,20 @@ class AttemptDeadline:
         """Seconds left, never negative."""
         return max(0.0, self.ends_at - self.timer())
 
+    def spent(self) -> bool:
+        """Whether too little is left to start a request (:data:`MIN_REQUEST_SECONDS`)."""
+        return self.remaining() < MIN_REQUEST_SECONDS
+
     def bound(self, timeout: float) -> float:
         """The timeout of the next request: ``timeout`` cut to what is left.
 
         Raises
         ------
         DeadlinePassedError
-            When nothing is left.
+            When too little is left (:meth:`spent`).
         """
         left = self.remaining()
-        if left <= 0:
+        if left < MIN_REQUEST_SECONDS:
             raise DeadlinePassedError(f"the attempt's deadline of {self.seconds:g} s passed")
         return min(timeout, left)
 
