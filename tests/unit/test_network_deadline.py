@@ -215,7 +215,7 @@ def test_bluesky_slow_pds_no_request_starts_after_the_deadline() -> None:
     adapter = _bluesky(network, clock, session=False)
 
     # When the attempt runs out of its deadline
-    with pytest.raises(RetryableDeliveryError, match="^timeout: bluesky: "):
+    with pytest.raises(RetryableDeliveryError, match=r"^timeout: bluesky: "):
         adapter.deliver(CHANNEL, _request("hi", first_attempt_at=NOW), now=NOW)
 
     # Then it ended at the deadline, and nothing was written
@@ -250,7 +250,7 @@ def test_mastodon_lost_answer_search_with_slow_sources_ends_within_the_deadline(
         timer=clock,
     )
     start = clock.t
-    with pytest.raises(RetryableDeliveryError, match="^timeout: mastodon: "):
+    with pytest.raises(RetryableDeliveryError, match=r"^timeout: mastodon: "):
         adapter.deliver(
             CHANNEL.model_copy(update={"platform": "mastodon"}),
             _request("hi", first_attempt_at=NOW - timedelta(minutes=60)),
