@@ -13,7 +13,8 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskySession
-from scheduled_posts.platforms.http import HttpAnswer, RateLimitBudget, rate_limit_wait_seconds
+from scheduled_posts.platforms.http import HttpAnswer
+from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
 from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportResponse
 from scheduled_posts.settings import Settings

@@ -55,6 +55,21 @@ def test_final_published_records_lag_and_clears_the_error() -> None:
     assert r.attempt is not None and r.attempt.outcome == "published"
 
 
+def test_final_replayed_answer_before_the_attempt_start_never_ends_before_it() -> None:
+    # Given a result replayed from an earlier attempt, answered 5 s before this attempt started
+    answered = T0 - timedelta(seconds=5)
+    r = outcomes.final(
+        POST.model_copy(update={"publish_at": T0 - timedelta(seconds=10)}),
+        Delivery(channel_id="c1"),
+        started(2),
+        DeliveryResult(outcome="published", http_status=200, remote_id="r1"),
+        answered,
+    )
+    # Then the publish time and lag are the answer's, and the attempt ends when it started
+    assert (r.delivery.published_at, r.delivery.lag_seconds) == (answered, 5.0)
+    assert r.attempt is not None and r.attempt.finished_at == T0
+
+
 def test_final_failed_without_error_text_names_the_status() -> None:
     r = outcomes.final(
         POST,
@@ -251,6 +266,20 @@ def test_attempts_on_item_published_delivery_gives_its_folded_attempt() -> None:
         http_status=201,
         lag_seconds=1.0,
     )
+
+
+def test_attempts_on_item_replayed_answer_before_the_start_ends_at_the_start() -> None:
+    # Given a folded delivery whose (replayed) answer predates the attempt's start mark
+    folded = Delivery(
+        channel_id="c1",
+        status=DeliveryStatus.PUBLISHED,
+        attempts=2,
+        published_at=T0 - timedelta(seconds=3),
+        lag_seconds=1.0,
+        started_at=T0,
+    )
+    [attempt] = outcomes.attempts_on_item(POST.model_copy(update={"deliveries": {"c1": folded}}))
+    assert attempt.finished_at == T0
 
 
 def test_attempts_on_item_owed_delivery_with_a_start_mark_is_a_started_attempt() -> None:

@@ -22,6 +22,7 @@ from scheduled_posts.lifecycle.states import (
 )
 from scheduled_posts.logic.backoff import Uniform, full_jitter
 from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.platforms.answers import bounded_error
 from scheduled_posts.platforms.base import DeliveryResult
 
 
@@ -158,8 +159,13 @@ def final(
 ) -> ChannelRound:
     """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0, and where
     it landed: ``remote_id``, ``remote_url``) or ``failed`` (the result's error, else
-    ``HTTP <status>``, after the result's ``reason`` when it has one)."""
+    ``HTTP <status>``, after the result's ``reason`` when it has one).
+
+    ``finished_at`` is when the destination's answer arrived: it is ``published_at`` and the
+    end of the lag. A result replayed from an earlier attempt's idempotency record answered
+    before this attempt started: the attempt row then ends when it started, never before."""
     number = started.attempt
+    ended = max(finished_at, started.started_at)
     if result.outcome == "published":
         lag = max(0.0, (finished_at - post.publish_at).total_seconds())
         new = delivery.model_copy(
@@ -176,7 +182,7 @@ def final(
         )
         attempt = started.model_copy(
             update={
-                "finished_at": finished_at,
+                "finished_at": ended,
                 "outcome": "published",
                 "http_status": result.http_status,
                 "lag_seconds": lag,
@@ -188,6 +194,7 @@ def final(
     error = result.error or f"http_{result.http_status}"  # the word of docs/dispatch.md
     if result.reason is not None:  # e.g. "reauthorization_required: Mastodon refused ..."
         error = f"{result.reason}: {error}"
+    error = bounded_error(error) or error
     new = delivery.model_copy(
         update={
             "status": DeliveryStatus.FAILED,
@@ -198,7 +205,7 @@ def final(
     )
     attempt = started.model_copy(
         update={
-            "finished_at": finished_at,
+            "finished_at": ended,
             "outcome": "failed",
             "http_status": result.http_status,
             "error": error,
@@ -219,7 +226,7 @@ def retryable(
 ) -> ChannelRound:
     """A retryable error: ``retry_scheduled`` at :func:`plan_retry`'s time, or ``failed`` when
     it says the delivery is exhausted (``docs/dispatch.md``, "State machine")."""
-    error = str(exc) or f"http_{exc.http_status}"
+    error = bounded_error(str(exc)) or f"http_{exc.http_status}"
 
     def jitter(attempt: int) -> float:
         return full_jitter(
@@ -257,7 +264,7 @@ def retryable(
             "status": status,
             "attempts": attempts,
             "destination_waits": plan.destination_waits,
-            "last_error": final_error if exhausted else error,
+            "last_error": bounded_error(final_error) if exhausted else error,
             "next_attempt_at": None if exhausted else next_at,
         }
     )
@@ -366,7 +373,8 @@ def attempts_on_item(post: Post) -> list[Attempt]:
                     channel_id=cid,
                     attempt=d.attempts,
                     started_at=d.started_at,
-                    finished_at=d.published_at,
+                    # a replayed answer may predate this attempt's start: never end before it
+                    finished_at=max(d.published_at, d.started_at) if d.published_at else None,
                     outcome="published",
                     http_status=d.http_status,
                     lag_seconds=d.lag_seconds,

@@ -39,6 +39,7 @@ from scheduled_posts.logic.network_rules import refuses_media
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.observability import logger, metrics
+from scheduled_posts.platforms.answers import bounded_result
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PlatformAdapter
 from scheduled_posts.settings import Settings
 
@@ -124,10 +125,17 @@ class ChannelDeliverer:
         channel: Channel,
         request: DeliveryRequest,
     ) -> DeliveredResult:
-        """The idempotent section: returns only final outcomes, raises on retryable ones."""
-        now = self.clock.now()
-        result = adapter.deliver(channel, request, now=now)
-        return DeliveredResult(**result.model_dump(), delivered_at=now)
+        """The idempotent section: returns only final outcomes, raises on retryable ones.
+
+        ``delivered_at`` is read when the adapter returns, i.e. when the destination's answer
+        arrived (decision "Lag is stamped when the answer arrives"), so a slow destination
+        counts in ``published_at`` and the lag."""
+        result = adapter.deliver(channel, request, now=self.clock.now())
+        answered = self.clock.now()
+        # bounded before the idempotency record stores it (decision "Network answers are
+        # bounded before they are stored")
+        result = bounded_result(result, allowed_origins=self.settings.allowed_origins)
+        return DeliveredResult(**result.model_dump(), delivered_at=answered)
 
     def deliver(self, post: Post, channel_id: str, started_at: datetime) -> ChannelRound:
         """One channel's round: skipped (channel deleted), waiting for a rate-limit slot, or one
@@ -192,6 +200,8 @@ class ChannelDeliverer:
         except Exception as exc:  # an adapter bug or a persistence error: retry like a 5xx
             logger.exception("delivery error", extra={"schedule_id": post.schedule_id})
             return self._retryable(post, delivery, started, RetryableDeliveryError(repr(exc)))
+        # again for a record stored before the bounds existed
+        result = bounded_result(result, allowed_origins=self.settings.allowed_origins)
         if result.reason == "reauthorization_required":
             record_refusal(channel, result, channels=self.channels)
         return outcomes.final(post, delivery, started, result, result.delivered_at)

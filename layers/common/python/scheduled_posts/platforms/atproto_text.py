@@ -27,6 +27,8 @@ from typing import Any
 
 import regex
 
+from scheduled_posts.platforms.deadline import AttemptDeadline
+
 _B32 = "234567abcdefghijklmnopqrstuvwxyz"
 _TID = regex.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -69,6 +71,34 @@ def tid(publish_at: datetime, *, schedule_id: str, channel_id: str) -> str:
 def is_tid(key: str) -> bool:
     """Whether ``key`` has the TID syntax (13 base32-sortable characters, top bit 0)."""
     return bool(_TID.match(key))
+
+
+class MentionResolver:
+    """``handle -> DID`` for :func:`detect_facets` within a budget (decision "One deadline per
+    network delivery attempt"): each distinct handle is resolved once (by ``resolve``), in
+    the order the mentions appear; once ``max_handles`` distinct handles were asked for or
+    ``budget`` (an :class:`~scheduled_posts.platforms.deadline.AttemptDeadline`) has passed,
+    the remaining mentions are not resolved and stay plain text."""
+
+    def __init__(
+        self,
+        resolve: Callable[[str], str | None],
+        *,
+        max_handles: int,
+        budget: AttemptDeadline,
+    ) -> None:
+        self.resolve = resolve
+        self.max_handles = max_handles
+        self.budget = budget
+        self.asked: dict[str, str | None] = {}
+
+    def __call__(self, handle: str) -> str | None:
+        if handle in self.asked:
+            return self.asked[handle]
+        if len(self.asked) >= self.max_handles or self.budget.spent():
+            return None
+        did = self.asked[handle] = self.resolve(handle)
+        return did
 
 
 def _byte_span(text: str, start: int, end: int) -> dict[str, int]:

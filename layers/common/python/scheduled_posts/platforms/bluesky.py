@@ -30,6 +30,13 @@ Rate limits (https://docs.bsky.app/docs/advanced-guides/rate-limits): ``RateLimi
 or ``Retry-After``, without using an attempt. 5xx, timeouts and connection errors retry with
 the usual backoff; any other 400 (the lexicon refused the record) fails with the PDS's message.
 
+One deadline per attempt (decision "One deadline per network delivery attempt"): every request
+of an attempt (getRecord, createSession/refreshSession, resolveHandle, putRecord) ends within
+one ``DELIVERY_TIMEOUT_SECONDS`` from the attempt's start. Mentions are resolved once per
+distinct handle, in order, within a budget of :data:`MAX_RESOLVED_HANDLES` handles and
+:data:`MENTION_BUDGET_SHARE` of the deadline; the mentions after it stay plain text.
+
+The XRPC calls and the session models are ``platforms/bluesky_client.py`` (re-exported here).
 The ``atproto`` SDK is not used (import cost, and it drops ``None`` fields so ``swapRecord:
 null`` cannot be sent): docs/decisions.md N1.
 """
@@ -37,15 +44,28 @@ null`` cannot be sent): docs/decisions.md N1.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any, Protocol
-
-from pydantic import BaseModel, ConfigDict, SecretStr
+from datetime import datetime
+from typing import Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.atproto_text import detect_facets, tid
+from scheduled_posts.platforms.answers import safe_remote_id
+from scheduled_posts.platforms.atproto_text import MentionResolver, detect_facets, tid
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.bluesky_client import (
+    DEFAULT_SERVICE_URL,
+    POST_COLLECTION,
+    TOKEN_ERRORS,
+    BlueskyAccess,
+    BlueskyClient,
+    BlueskySession,
+    MemorySessionCache,
+    SessionCache,
+    created_at,
+    post_url,
+    xrpc_error,
+)
+from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
     DestinationRefusedError,
@@ -53,211 +73,34 @@ from scheduled_posts.platforms.http import (
     MethodTransport,
     NetworkAdapter,
     OutboundError,
-    OutboundHttp,
     RateLimitBudget,
     answer_error,
-    error_message,
     rate_limited_error,
     retryable,
 )
 from scheduled_posts.platforms.text_length import bluesky_limits
 from scheduled_posts.platforms.url_policy import Resolver
-from scheduled_posts.platforms.webhook import http_word
 from scheduled_posts.settings import Settings
 
+__all__ = [
+    "DEFAULT_SERVICE_URL",
+    "POST_COLLECTION",
+    "BlueskyAccess",
+    "BlueskyAdapter",
+    "BlueskyClient",
+    "BlueskySession",
+    "MemorySessionCache",
+    "SessionCache",
+    "created_at",
+    "post_url",
+]
+
 NETWORK = "bluesky"
-POST_COLLECTION = "app.bsky.feed.post"
-DEFAULT_SERVICE_URL = "https://bsky.social"
-#: XRPC ``error`` names that mean "this token is no longer good" (refresh or log in again).
-_TOKEN_ERRORS = frozenset({"ExpiredToken", "InvalidToken"})
-#: ``createSession`` errors that mean the credentials themselves are refused.
-_CREDENTIAL_ERRORS = frozenset(
-    {"AuthenticationRequired", "AccountTakedown", "AccountDeactivated", "AuthFactorTokenRequired"}
-)
-
-
-class BlueskyAccess(BaseModel):
-    """What a delivery needs: the PDS (``service_url``), the handle and (decrypted) app
-    password."""
-
-    model_config = ConfigDict(frozen=True)
-
-    service_url: str = DEFAULT_SERVICE_URL
-    handle: str
-    app_password: SecretStr
-
-
-class BlueskySession(BaseModel):
-    """A logged-in session: ``did``, ``handle`` and the access and refresh JWTs."""
-
-    model_config = ConfigDict(frozen=True)
-
-    did: str
-    handle: str
-    access_jwt: SecretStr
-    refresh_jwt: SecretStr
-
-
-class SessionCache(Protocol):
-    """Sessions per channel (the worker's stores them sealed on the channel item:
-    ``logic/network_accounts.py``)."""
-
-    def get(self, channel: Channel) -> BlueskySession | None:
-        """The cached session of ``channel``, or ``None``."""
-        ...
-
-    def put(self, channel: Channel, session: BlueskySession | None) -> None:
-        """Cache ``session`` for ``channel`` (``None`` forgets it)."""
-        ...
-
-
-class MemorySessionCache:
-    """A :class:`SessionCache` in this process's memory, by channel id."""
-
-    def __init__(self) -> None:
-        self._sessions: dict[str, BlueskySession] = {}
-
-    def get(self, channel: Channel) -> BlueskySession | None:
-        return self._sessions.get(channel.channel_id)
-
-    def put(self, channel: Channel, session: BlueskySession | None) -> None:
-        if session is None:
-            self._sessions.pop(channel.channel_id, None)
-        else:
-            self._sessions[channel.channel_id] = session
-
-
-def _xrpc_error(answer: HttpAnswer) -> str | None:
-    value = answer.json_object().get("error")
-    return value if isinstance(value, str) else None
-
-
-def created_at(publish_at: datetime) -> str:
-    """``createdAt`` of a post: ``publish_at`` in UTC, ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (the
-    lexicon's ``datetime`` format, RFC 3339)."""
-    return publish_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def post_url(did: str, rkey: str) -> str:
-    """The public page of a post in Bluesky's app."""
-    return f"https://bsky.app/profile/{did}/post/{rkey}"
-
-
-class BlueskyClient:
-    """The XRPC calls, over :class:`OutboundHttp`. Methods raise :class:`OutboundError` when
-    no answer came."""
-
-    def __init__(self, http: OutboundHttp) -> None:
-        self.http = http
-
-    @staticmethod
-    def _url(service_url: str, method: str) -> str:
-        return f"{service_url.rstrip('/')}/xrpc/{method}"
-
-    def create_session(self, access: BlueskyAccess) -> BlueskySession:
-        """``com.atproto.server.createSession`` with the handle and app password.
-
-        Raises
-        ------
-        CredentialsRefusedError
-            On 401, 400 with a credential error, or a refused ``service_url``.
-        OutboundError
-            Without an answer, or on 429/5xx/other answers.
-        """
-        try:
-            answer = self.http.request(
-                "POST",
-                self._url(access.service_url, "com.atproto.server.createSession"),
-                json_body={
-                    "identifier": access.handle,
-                    "password": access.app_password.get_secret_value(),
-                },
-            )
-        except DestinationRefusedError as exc:
-            raise CredentialsRefusedError(f"service_url refused: {exc}") from exc
-        return self._session_of(answer, "createSession")
-
-    def refresh_session(self, service_url: str, session: BlueskySession) -> BlueskySession | None:
-        """``com.atproto.server.refreshSession``; ``None`` when the refresh token is refused."""
-        answer = self.http.request(
-            "POST",
-            self._url(service_url, "com.atproto.server.refreshSession"),
-            headers={"Authorization": f"Bearer {session.refresh_jwt.get_secret_value()}"},
-        )
-        if answer.status in (400, 401) and (
-            answer.status == 401 or _xrpc_error(answer) in _TOKEN_ERRORS
-        ):
-            return None
-        try:
-            return self._session_of(answer, "refreshSession")
-        except CredentialsRefusedError:
-            return None
-
-    @staticmethod
-    def _session_of(answer: HttpAnswer, method: str) -> BlueskySession:
-        data = answer.json_object()
-        if answer.status == 401 or (
-            answer.status == 400 and _xrpc_error(answer) in _CREDENTIAL_ERRORS
-        ):
-            raise CredentialsRefusedError(
-                f"Bluesky refused the credentials: {error_message(answer)}",
-                kind=http_word(answer.status),
-            )
-        fields = ("did", "handle", "accessJwt", "refreshJwt")
-        if answer.status != 200 or not all(isinstance(data.get(f), str) for f in fields):
-            raise OutboundError(
-                f"Bluesky answered {answer.status} to {method}: {error_message(answer)}",
-                maybe_sent=False,
-                kind=http_word(answer.status),
-            )
-        return BlueskySession(
-            did=data["did"],
-            handle=data["handle"],
-            access_jwt=SecretStr(data["accessJwt"]),
-            refresh_jwt=SecretStr(data["refreshJwt"]),
-        )
-
-    def resolve_handle(self, service_url: str, handle: str) -> str | None:
-        """``com.atproto.identity.resolveHandle``: the DID, or ``None`` when it does not
-        resolve (or the PDS cannot answer now: the mention stays plain text)."""
-        try:
-            answer = self.http.request(
-                "GET",
-                self._url(service_url, "com.atproto.identity.resolveHandle"),
-                query={"handle": handle},
-            )
-        except OutboundError:
-            return None
-        did = answer.json_object().get("did") if answer.status == 200 else None
-        return did if isinstance(did, str) and did.startswith("did:") else None
-
-    def put_record(
-        self, service_url: str, session: BlueskySession, rkey: str, record: dict[str, Any]
-    ) -> HttpAnswer:
-        """``com.atproto.repo.putRecord`` of ``record`` at ``rkey``, ``swapRecord: null``."""
-        return self.http.request(
-            "POST",
-            self._url(service_url, "com.atproto.repo.putRecord"),
-            json_body={
-                "repo": session.did,
-                "collection": POST_COLLECTION,
-                "rkey": rkey,
-                "record": record,
-                "swapRecord": None,
-            },
-            headers={"Authorization": f"Bearer {session.access_jwt.get_secret_value()}"},
-        )
-
-    def get_record(self, service_url: str, did: str, rkey: str) -> HttpAnswer:
-        """``com.atproto.repo.getRecord`` of ``rkey`` in ``did``'s posts: a public read (no
-        token: https://docs.bsky.app/docs/api/com-atproto-repo-get-record), so it answers
-        even once the credentials are revoked."""
-        return self.http.request(
-            "GET",
-            self._url(service_url, "com.atproto.repo.getRecord"),
-            query={"repo": did, "collection": POST_COLLECTION, "rkey": rkey},
-        )
-
+#: Most distinct handles one attempt resolves; later mentions stay plain text.
+MAX_RESOLVED_HANDLES = 10
+#: Share of the attempt's deadline that resolving mentions may use (the rest is for the
+#: session and the write).
+MENTION_BUDGET_SHARE = 0.5
 
 AccessLoader = Callable[[Channel], BlueskyAccess]
 
@@ -267,19 +110,38 @@ class _ReauthorizeError(Exception):
         super().__init__(message)
 
 
+def _record_uri(value: object, did: str, rkey: str) -> str:
+    """The ``at://`` URI of our record: the PDS's when it names our key, else built from the
+    session's DID and the key (a hostile or broken answer never becomes the id)."""
+    uri = safe_remote_id(value)
+    if uri and uri.startswith("at://") and uri.endswith(f"/{POST_COLLECTION}/{rkey}"):
+        return uri
+    return f"at://{did}/{POST_COLLECTION}/{rkey}"
+
+
+def _published(did: str, rkey: str, uri: object) -> DeliveryResult:
+    return DeliveryResult(
+        outcome="published",
+        http_status=200,
+        remote_id=_record_uri(uri, did, rkey),
+        remote_url=post_url(did, rkey),
+    )
+
+
 class BlueskyAdapter(NetworkAdapter):
     """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``bluesky`` channels.
 
     Parameters
     ----------
     settings
-        ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
+        ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` (the attempt's deadline)
+        are used.
     access
         ``channel -> BlueskyAccess`` (decrypts the channel's credentials).
     sessions
         The session cache (default: in memory).
-    transport, resolver, budget
-        Injectable for tests.
+    transport, resolver, budget, timer
+        Injectable for tests (``timer``: the deadline's clock, float seconds).
     """
 
     platform = NETWORK
@@ -293,8 +155,10 @@ class BlueskyAdapter(NetworkAdapter):
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
+        timer: Timer | None = None,
     ) -> None:
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget)
+        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
+        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
         self.client = BlueskyClient(self.http)
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
@@ -307,7 +171,8 @@ class BlueskyAdapter(NetworkAdapter):
         Raises
         ------
         RetryableDeliveryError
-            On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
+            On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts (the attempt's
+            deadline included), connection errors.
         """
         stop = self.gate(channel, now=now) or self.too_long(channel, request, bluesky_limits())
         if stop is not None:
@@ -316,8 +181,9 @@ class BlueskyAdapter(NetworkAdapter):
         rkey = tid(
             request.publish_at, schedule_id=request.schedule_id, channel_id=channel.channel_id
         )
+        client = BlueskyClient(self.attempt_http())  # every request within one deadline
         try:
-            return self._deliver(channel, access, request, rkey, now=now)
+            return self._deliver(client, channel, access, request, rkey, now=now)
         except _ReauthorizeError as exc:
             self.sessions.put(channel, None)  # a later delivery logs in again
             return DeliveryResult(
@@ -330,6 +196,7 @@ class BlueskyAdapter(NetworkAdapter):
 
     def _deliver(
         self,
+        client: BlueskyClient,
         channel: Channel,
         access: BlueskyAccess,
         request: DeliveryRequest,
@@ -338,21 +205,22 @@ class BlueskyAdapter(NetworkAdapter):
         now: datetime,
     ) -> DeliveryResult:
         if request.first_attempt_at is not None:
-            found = self._read_ours(channel, access, request, rkey, now=now)
+            found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
                 return found
-        session = self._session(channel, access)
-        record = self._record(access, request)
+        session = self._session(client, channel, access)
+        record = self._record(client, access, request)
         answer = self._call(
+            client,
             channel,
             access,
-            lambda s: self.client.put_record(access.service_url, s, rkey, record),
+            lambda s: client.put_record(access.service_url, s, rkey, record),
             now=now,
         )
         if answer.status == 200:
-            return self._published(answer, session.did, rkey)
-        if answer.status == 400 and _xrpc_error(answer) == "InvalidSwap":
-            found = self._read_ours(channel, access, request, rkey, now=now)
+            return _published(session.did, rkey, answer.json_object().get("uri"))
+        if answer.status == 400 and xrpc_error(answer) == "InvalidSwap":
+            found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
                 return found
             return DeliveryResult(
@@ -369,15 +237,24 @@ class BlueskyAdapter(NetworkAdapter):
             error=answer_error(answer, "Bluesky refused the post"),
         )
 
-    def _record(self, access: BlueskyAccess, request: DeliveryRequest) -> dict[str, Any]:
+    def _record(
+        self, client: BlueskyClient, access: BlueskyAccess, request: DeliveryRequest
+    ) -> dict[str, Any]:
         record: dict[str, Any] = {
             "$type": POST_COLLECTION,
             "text": request.content,
             "createdAt": created_at(request.publish_at),
         }
-        facets = detect_facets(
-            request.content, lambda handle: self.client.resolve_handle(access.service_url, handle)
+        deadline = client.http.deadline
+        assert deadline is not None  # the attempt's client (deliver)
+        budget = deadline.part(deadline.seconds * MENTION_BUDGET_SHARE)
+        resolving = BlueskyClient(client.http.within(budget))
+        mentions = MentionResolver(
+            lambda handle: resolving.resolve_handle(access.service_url, handle),
+            max_handles=MAX_RESOLVED_HANDLES,
+            budget=budget,
         )
+        facets = detect_facets(request.content, mentions)
         if facets:
             record["facets"] = facets
         if request.language:
@@ -386,6 +263,7 @@ class BlueskyAdapter(NetworkAdapter):
 
     def _read_ours(
         self,
+        client: BlueskyClient,
         channel: Channel,
         access: BlueskyAccess,
         request: DeliveryRequest,
@@ -397,17 +275,21 @@ class BlueskyAdapter(NetworkAdapter):
         finds a post an earlier attempt wrote): the published result when it holds our post
         (:meth:`_ours`)."""
         account = channel.account
-        did = account.did if account and account.did else self._session(channel, access).did
-        existing = self.client.get_record(access.service_url, did, rkey)
+        did = account.did if account and account.did else None
+        did = did or self._session(client, channel, access).did
+        existing = client.get_record(access.service_url, did, rkey)
         wait = self.budget.note(channel.channel_id, existing, now=now)
         if existing.status == 429:
             raise rate_limited_error(NETWORK, existing, now=now, wait=wait)
-        return self._ours(existing, request)
+        return self._ours(existing, request, did, rkey)
 
-    def _ours(self, answer: HttpAnswer, request: DeliveryRequest) -> DeliveryResult | None:
-        """The published result when ``answer`` (a getRecord) holds our post; None when the
-        key is free or holds another record."""
-        if answer.status == 400 and _xrpc_error(answer) == "RecordNotFound":
+    @staticmethod
+    def _ours(
+        answer: HttpAnswer, request: DeliveryRequest, did: str, rkey: str
+    ) -> DeliveryResult | None:
+        """The published result when ``answer`` (a getRecord of ``did``'s ``rkey``) holds our
+        post; None when the key is free or holds another record."""
+        if answer.status == 400 and xrpc_error(answer) == "RecordNotFound":
             return None
         if answer.status != 200:
             raise RetryableDeliveryError(
@@ -420,41 +302,32 @@ class BlueskyAdapter(NetworkAdapter):
             request.publish_at
         ):
             return None
-        uri = str(data.get("uri") or "")
-        did, _, rkey = uri.removeprefix("at://").partition(f"/{POST_COLLECTION}/")
-        return DeliveryResult(
-            outcome="published", http_status=200, remote_id=uri, remote_url=post_url(did, rkey)
-        )
-
-    @staticmethod
-    def _published(answer: HttpAnswer, did: str, rkey: str) -> DeliveryResult:
-        uri = answer.json_object().get("uri")
-        return DeliveryResult(
-            outcome="published",
-            http_status=200,
-            remote_id=str(uri or f"at://{did}/{POST_COLLECTION}/{rkey}"),
-            remote_url=post_url(did, rkey),
-        )
+        return _published(did, rkey, data.get("uri"))
 
     # -- sessions and the common answer handling ------------------------------------------------
 
-    def _session(self, channel: Channel, access: BlueskyAccess) -> BlueskySession:
+    def _session(
+        self, client: BlueskyClient, channel: Channel, access: BlueskyAccess
+    ) -> BlueskySession:
         session = self.sessions.get(channel)
         if session is not None:
             return session
         try:
-            session = self.client.create_session(access)
+            session = client.create_session(access)
         except CredentialsRefusedError as exc:
             raise _ReauthorizeError(f"{exc.kind}: {exc}") from exc
         self.sessions.put(channel, session)
         return session
 
-    def _renew(self, channel: Channel, access: BlueskyAccess, old: BlueskySession) -> None:
-        refreshed = self.client.refresh_session(access.service_url, old)
+    def _renew(
+        self, client: BlueskyClient, channel: Channel, access: BlueskyAccess, old: BlueskySession
+    ) -> None:
+        refreshed = client.refresh_session(access.service_url, old)
         self.sessions.put(channel, refreshed)  # None: log in again below
 
     def _call(
         self,
+        client: BlueskyClient,
         channel: Channel,
         access: BlueskyAccess,
         send: Callable[[BlueskySession], HttpAnswer],
@@ -464,10 +337,10 @@ class BlueskyAdapter(NetworkAdapter):
         """``send`` with the channel's session, renewing it once when the token expired; rate
         limits, 5xx and refused credentials are raised here."""
         for _ in range(3):
-            session = self._session(channel, access)
+            session = self._session(client, channel, access)
             answer = send(session)
-            if answer.status in (400, 401) and _xrpc_error(answer) in _TOKEN_ERRORS:
-                self._renew(channel, access, session)
+            if answer.status in (400, 401) and xrpc_error(answer) in TOKEN_ERRORS:
+                self._renew(client, channel, access, session)
                 continue
             break
         wait = self.budget.note(channel.channel_id, answer, now=now)

@@ -13,22 +13,19 @@ Errors say what happened in the words of webhook attempt errors (docs/dispatch.m
 :attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.webhook.AttemptError` word or
 ``http_<status>``, and :func:`answer_error` starts with ``http_<status>``.
 
-Rate-limit headers are read here once for both networks (:func:`rate_limit_wait_seconds`):
-
-- Mastodon: ``X-RateLimit-Limit/-Remaining/-Reset``, the reset an ISO 8601 instant
-  (https://docs.joinmastodon.org/api/rate-limits/).
-- Bluesky (and the IETF draft "RateLimit header fields for HTTP"): ``RateLimit-Limit/-Remaining/
-  -Reset``; the PDS sends the reset as an absolute Unix time in seconds
-  (https://docs.bsky.app/docs/advanced-guides/rate-limits), the draft as delta-seconds: a value
-  below 10^9 is read as delta-seconds.
+Rate-limit headers are read once for both networks in ``platforms/rate_limits.py`` (re-exported
+here). Every request of a delivery attempt ends by the attempt's one deadline
+(:meth:`OutboundHttp.within`, ``platforms/deadline.py``).
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -36,6 +33,8 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError, Timer
+from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
 from scheduled_posts.platforms.text_length import check_length
 from scheduled_posts.platforms.url_policy import (
     Resolver,
@@ -51,14 +50,9 @@ from scheduled_posts.platforms.webhook import (
     Urllib3Transport,
     header,
     http_word,
-    parse_retry_after,
     send_to_addresses,
 )
 from scheduled_posts.settings import Settings
-
-#: A reset value at or above this (seconds) is an absolute Unix time, below it delta-seconds.
-_EPOCH_THRESHOLD = 1_000_000_000
-
 
 #: The transport of the network adapters: the webhooks' (``method=`` is ``GET`` or ``POST``).
 MethodTransport = Transport
@@ -161,6 +155,15 @@ class OutboundHttp:
         self.transport: MethodTransport = transport or Urllib3Transport()
         self.resolver: Resolver = resolver or system_resolver
         self.user_agent = user_agent
+        self.deadline: AttemptDeadline | None = None
+
+    def within(self, deadline: AttemptDeadline) -> OutboundHttp:
+        """This outbound HTTP (same policy, transport and resolver) with every request ending
+        by ``deadline``: each gets what is left of it as its timeout (at most
+        ``timeout_seconds``), and none starts once it has passed."""
+        bounded = copy.copy(self)
+        bounded.deadline = deadline
+        return bounded
 
     @classmethod
     def from_settings(
@@ -198,8 +201,15 @@ class OutboundHttp:
         DestinationRefusedError
             When the URL policy refuses ``url``.
         OutboundError
-            When the host does not resolve, the connection fails or the exchange times out.
+            When the host does not resolve, the connection fails, the exchange times out or
+            the attempt's deadline has passed (``timeout``, nothing sent).
         """
+        timeout = self.timeout_seconds
+        if self.deadline is not None:
+            try:
+                timeout = self.deadline.bound(timeout)
+            except DeadlinePassedError as exc:
+                raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.TIMEOUT) from exc
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
         try:
@@ -227,7 +237,7 @@ class OutboundHttp:
         try:
             answer = send_to_addresses(
                 destination,
-                self.timeout_seconds,
+                timeout,
                 lambda address, remaining: self.transport.send(
                     destination, address, body, sent_headers, remaining, method=method
                 ),
@@ -237,99 +247,6 @@ class OutboundHttp:
                 f"{destination.host}: {exc}", maybe_sent=not exc.connect_failed, kind=exc.kind
             ) from exc
         return HttpAnswer(status=answer.status, headers=answer.headers, body=answer.body)
-
-
-def _reset_seconds(value: str | None, *, now: datetime) -> float | None:
-    if value is None:
-        return None
-    text = value.strip()
-    try:
-        number = float(text)
-    except ValueError:
-        try:
-            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if when.tzinfo is None:
-            return None
-        return max(0.0, (when - now).total_seconds())
-    if number >= _EPOCH_THRESHOLD:
-        return max(0.0, number - now.timestamp())
-    return max(0.0, number)
-
-
-def _remaining(answer: HttpAnswer) -> int | None:
-    value = answer.header("X-RateLimit-Remaining") or answer.header("RateLimit-Remaining")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def reset_seconds(answer: HttpAnswer, *, now: datetime) -> float | None:
-    """Seconds from ``now`` until the rate-limit window resets (``X-RateLimit-Reset`` or
-    ``RateLimit-Reset``), ``None`` when absent or malformed; never negative."""
-    value = answer.header("X-RateLimit-Reset") or answer.header("RateLimit-Reset")
-    return _reset_seconds(value, now=now)
-
-
-def rate_limit_wait_seconds(answer: HttpAnswer, *, now: datetime) -> float | None:
-    """How long the channel must wait before its next request, or ``None`` when it need not.
-
-    A 429 waits ``Retry-After`` (seconds or an HTTP date, RFC 9110 section 10.2.3), else the
-    reset header, else ``None`` (the caller's backoff decides). Any other answer waits until the
-    reset only when the remaining budget is 0.
-    """
-    if answer.status == 429:
-        retry_after = parse_retry_after(answer.header("Retry-After"), now=now)
-        return retry_after if retry_after is not None else reset_seconds(answer, now=now)
-    if _remaining(answer) == 0:
-        wait = reset_seconds(answer, now=now)
-        return wait if wait else None
-    return None
-
-
-class RateLimitBudget:
-    """Per-channel "budget spent until <instant>", noted from each answer's rate-limit headers.
-
-    Kept in the worker's memory (one Lambda container): a delivery of a channel whose budget is
-    spent waits until the reset (``RetryableDeliveryError(rate_limited=True)``, which uses no
-    attempt) without calling the network. Another container learns it from its own first answer
-    (a 429 with ``Retry-After`` or the reset headers), so at most one request per container is
-    spent on finding out.
-    """
-
-    def __init__(self) -> None:
-        self._until: dict[str, datetime] = {}
-
-    def note(self, channel_id: str, answer: HttpAnswer, *, now: datetime) -> float | None:
-        """Record ``answer``'s headers; returns the wait in seconds when the budget is spent."""
-        wait = rate_limit_wait_seconds(answer, now=now)
-        if wait:
-            self._until[channel_id] = now + timedelta(seconds=wait)
-        else:
-            self._until.pop(channel_id, None)
-        return wait
-
-    def check(self, channel_id: str, *, network: str, now: datetime) -> None:
-        """Raise when ``channel_id``'s budget is spent at ``now``.
-
-        Raises
-        ------
-        RetryableDeliveryError
-            ``rate_limited=True`` with ``retry_after_seconds`` until the reset.
-        """
-        until = self._until.get(channel_id)
-        if until is None:
-            return
-        if now >= until:
-            del self._until[channel_id]
-            return
-        raise RetryableDeliveryError(
-            f"rate_limited: {network} rate limit spent until {until.isoformat()}",
-            rate_limited=True,
-            retry_after_seconds=(until - now).total_seconds(),
-        )
 
 
 def retryable(network: str, exc: OutboundError) -> RetryableDeliveryError:
@@ -379,6 +296,8 @@ class NetworkAdapter:
         Injectable for tests.
     budget
         The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
+    timer
+        The clock of the attempt deadline, float seconds (default :func:`time.monotonic`).
     """
 
     platform: str
@@ -390,9 +309,16 @@ class NetworkAdapter:
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
+        timer: Timer = time.monotonic,
     ) -> None:
         self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
         self.budget = budget or RateLimitBudget()
+        self.timer: Timer = timer
+
+    def attempt_http(self) -> OutboundHttp:
+        """The outbound HTTP of one delivery attempt: all its requests within one deadline of
+        ``DELIVERY_TIMEOUT_SECONDS`` (decision "One deadline per network delivery attempt")."""
+        return self.http.within(AttemptDeadline(self.http.timeout_seconds, timer=self.timer))
 
     def gate(self, channel: Channel, *, now: datetime) -> DeliveryResult | None:
         """The final result when the channel needs new credentials

@@ -23,25 +23,29 @@ Outcomes: 200 -> ``published`` (``remote_id`` = status id, ``remote_url`` = its 
 network's message; 429, or any answer with ``X-RateLimit-Remaining: 0`` -> later deliveries of
 the channel wait for ``X-RateLimit-Reset`` (or ``Retry-After``) without using an attempt;
 5xx, timeouts and connection errors -> retried with the usual backoff. A text over the
-instance's limit fails with reason ``too_long`` before any request.
+instance's limit fails with reason ``too_long`` before any request. Every request of one
+attempt ends within one ``DELIVERY_TIMEOUT_SECONDS`` (decision "One deadline per network
+delivery attempt"); an id or URL the instance answers is kept only within the bounds of
+``platforms/answers.py``.
 
 Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisions.md N1.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from html.parser import HTMLParser
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.answers import safe_remote_id, safe_remote_url
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
     DestinationRefusedError,
@@ -56,6 +60,7 @@ from scheduled_posts.platforms.http import (
     rate_limited_error,
     retryable,
 )
+from scheduled_posts.platforms.mastodon_text import comparable, status_text
 from scheduled_posts.platforms.text_length import mastodon_limits
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.platforms.webhook import http_word
@@ -68,6 +73,8 @@ IDEMPOTENCY_KEY_TRUSTED_SECONDS = 3000
 CLOCK_SKEW_SECONDS = 120
 #: Statuses read when looking for one whose answer was lost (the API's maximum page).
 RECENT_STATUSES_LIMIT = 40
+#: Longest ``acct`` kept: a 30-character username, ``@`` and a 253-character domain.
+MAX_ACCT_CHARS = 284
 NETWORK = "mastodon"
 
 
@@ -91,40 +98,6 @@ class MastodonAccount(BaseModel):
     acct: str
     url: str | None = None
     limits: ChannelLimits
-
-
-class _TextOf(HTMLParser):
-    """Plain text of a status's HTML ``content``: tags dropped, ``<br>`` and ``</p>`` as breaks."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "br":
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "p":
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
-def _comparable(text: str) -> str:
-    """Whitespace-collapsed text with ``@user@domain`` reduced to ``@user`` (the status HTML
-    shows only ``@user``)."""
-    text = re.sub(r"(?<![\w/=])@([A-Za-z0-9_]+)@[\w.-]+\w", r"@\1", text)
-    return " ".join(text.split())
-
-
-def status_text(content_html: str) -> str:
-    """The visible text of a status's HTML ``content`` (comparable form)."""
-    parser = _TextOf()
-    parser.feed(content_html)
-    parser.close()
-    return _comparable("".join(parser.parts))
 
 
 class MastodonClient:
@@ -166,7 +139,8 @@ class MastodonClient:
                 kind=http_word(answer.status),
             )
         account = answer.json_object()
-        if answer.status != 200 or not account.get("id"):
+        account_id = safe_remote_id(account.get("id"))
+        if answer.status != 200 or account_id is None:
             raise OutboundError(
                 f"Mastodon answered {answer.status} to verify_credentials",
                 maybe_sent=False,
@@ -185,9 +159,9 @@ class MastodonClient:
                 kind=http_word(instance.status),
             )
         return MastodonAccount(
-            account_id=str(account["id"]),
-            acct=str(account.get("acct") or account.get("username") or ""),
-            url=account.get("url") if isinstance(account.get("url"), str) else None,
+            account_id=account_id,
+            acct=str(account.get("acct") or account.get("username") or "")[:MAX_ACCT_CHARS],
+            url=safe_remote_url(account.get("url"), allowed_origins=self.http.allowed_origins),
             limits=mastodon_limits(
                 statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
             ),
@@ -227,15 +201,16 @@ class MastodonClient:
             answer = self.http.request("GET", url, query=query)
         if answer.status != 200 or not isinstance(answer.json(), list):
             raise _answer_error(answer, "reading recent statuses")
-        wanted = _comparable(text)
+        wanted = comparable(text)
         for status in answer.json():
             if not isinstance(status, dict) or not _created_since(status, since):
                 continue
-            if status_text(str(status.get("content") or "")) != wanted:
+            status_id = safe_remote_id(status.get("id"))
+            if status_id is None or status_text(str(status.get("content") or "")) != wanted:
                 continue
             source = self.http.request(
                 "GET",
-                self._url(access.instance_url, f"/api/v1/statuses/{status.get('id')}/source"),
+                self._url(access.instance_url, f"/api/v1/statuses/{quote(status_id)}/source"),
                 headers=self._auth(access.access_token),
             )
             if source.status == 200 and source.json_object().get("text") not in (None, text):
@@ -270,8 +245,8 @@ class MastodonAdapter(NetworkAdapter):
         ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
     access
         ``channel -> MastodonAccess`` (decrypts the channel's credentials).
-    transport, resolver
-        Injectable for tests.
+    transport, resolver, timer
+        Injectable for tests (``timer``: the attempt deadline's clock, float seconds).
     budget
         The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
     """
@@ -286,8 +261,10 @@ class MastodonAdapter(NetworkAdapter):
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
+        timer: Timer | None = None,
     ) -> None:
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget)
+        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
+        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
         self.client = MastodonClient(self.http)
         self.access = access
 
@@ -310,10 +287,11 @@ class MastodonAdapter(NetworkAdapter):
         if stop is not None:
             return stop
         try:
-            found = self._already_published(access, request, now=now)
+            client = MastodonClient(self.attempt_http())  # every request within one deadline
+            found = self._already_published(client, access, request, now=now)
             if found is not None:
                 return found
-            answer = self.client.post_status(
+            answer = client.post_status(
                 access,
                 request.content,
                 idempotency_key=request.idempotency_key,
@@ -322,7 +300,7 @@ class MastodonAdapter(NetworkAdapter):
             if answer.status in (401, 403) and request.first_attempt_at is not None:
                 # The Idempotency-Key cannot answer for a revoked token: did an earlier
                 # attempt post it? (the account's public statuses need no token)
-                found = self._published_since(access, request, request.first_attempt_at)
+                found = self._published_since(client, access, request, request.first_attempt_at)
                 if found is not None:
                     return found
         except DestinationRefusedError as exc:
@@ -332,19 +310,25 @@ class MastodonAdapter(NetworkAdapter):
         return self._outcome(channel, answer, now=now)
 
     def _already_published(
-        self, access: MastodonAccess, request: DeliveryRequest, *, now: datetime
+        self,
+        client: MastodonClient,
+        access: MastodonAccess,
+        request: DeliveryRequest,
+        *,
+        now: datetime,
     ) -> DeliveryResult | None:
         first = request.first_attempt_at
         if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
             return None  # the Idempotency-Key still answers for an earlier attempt
-        return self._published_since(access, request, first)
+        return self._published_since(client, access, request, first)
 
+    @staticmethod
     def _published_since(
-        self, access: MastodonAccess, request: DeliveryRequest, first: datetime
+        client: MastodonClient, access: MastodonAccess, request: DeliveryRequest, first: datetime
     ) -> DeliveryResult | None:
         """The published result of a status with the post's text made since ``first`` (the
         first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
-        status = self.client.find_status(
+        status = client.find_status(
             access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
         )
         if status is None:
@@ -352,7 +336,7 @@ class MastodonAdapter(NetworkAdapter):
         return DeliveryResult(
             outcome="published",
             http_status=200,
-            remote_id=str(status.get("id")),
+            remote_id=safe_remote_id(status.get("id")),
             remote_url=status.get("url") or status.get("uri"),
         )
 
@@ -363,10 +347,10 @@ class MastodonAdapter(NetworkAdapter):
             data = answer.json_object()
             if not data.get("id"):
                 raise _answer_error(answer, "without a status id")
-            return DeliveryResult(
+            return DeliveryResult(  # published: an id or URL we cannot keep is dropped
                 outcome="published",
                 http_status=status,
-                remote_id=str(data["id"]),
+                remote_id=safe_remote_id(data["id"]),
                 remote_url=data.get("url") or data.get("uri"),
             )
         if status in (401, 403):
