@@ -29,39 +29,7 @@ from constructs import Construct
 from infra.config import StageConfig
 from infra.dispatch import dispatch_queue_environment
 from infra.function import ServiceFunctionConstruct, retained_log_group
-
-GET, POST, PATCH, DELETE = (
-    apigw.HttpMethod.GET,
-    apigw.HttpMethod.POST,
-    apigw.HttpMethod.PATCH,
-    apigw.HttpMethod.DELETE,
-)
-
-#: Every route of the service (issues 2, 7 and 13) with its methods. API Gateway prefers the
-#: literal ``preview`` over ``{series_id}`` ("Routing API requests", HTTP APIs).
-ROUTES: dict[str, tuple[apigw.HttpMethod, ...]] = {
-    "/v1/channels": (GET, POST),
-    "/v1/channels/{channel_id}": (GET, PATCH, DELETE),
-    "/v1/channels/{channel_id}/rotate-secret": (POST,),
-    "/v1/scheduled-posts": (GET, POST),
-    "/v1/scheduled-posts/{schedule_id}": (GET, PATCH, DELETE),
-    "/v1/scheduled-posts/{schedule_id}/attempts": (GET,),
-    "/v1/scheduled-posts/{schedule_id}/events": (GET,),
-    "/v1/events": (GET,),
-    "/v1/scheduled-posts/{schedule_id}/retry": (POST,),
-    "/v1/me": (DELETE,),
-    "/v1/me/export": (GET,),
-    "/v1/me/erasure": (GET,),
-    "/v1/recurring-schedules": (GET, POST),
-    "/v1/recurring-schedules/preview": (POST,),
-    "/v1/recurring-schedules/{series_id}": (GET, PATCH, DELETE),
-    "/v1/recurring-schedules/{series_id}/occurrences": (GET,),
-    "/v1/recurring-schedules/{series_id}/pause": (POST,),
-    "/v1/recurring-schedules/{series_id}/resume": (POST,),
-    "/v1/notification-endpoints": (GET, POST),
-    "/v1/notification-endpoints/{endpoint_id}": (DELETE,),
-    "/v1/notification-endpoints/{endpoint_id}/rotate-secret": (POST,),
-}
+from scheduled_posts.api.routes import ROUTES
 
 #: Access-log fields ($context variables of HTTP APIs, API Gateway Developer Guide,
 #: "Customizing HTTP API access logs").
@@ -285,8 +253,13 @@ class ApiConstruct(Construct):
             self.function,
             payload_format_version=apigw.PayloadFormatVersion.VERSION_2_0,
         )
-        for path, methods in ROUTES.items():
-            self.http_api.add_routes(path=path, methods=list(methods), integration=integration)
+        # One CDK route per line of the route table (``scheduled_posts/api/routes.py``).
+        for route in ROUTES:
+            self.http_api.add_routes(
+                path=route.path,
+                methods=[apigw.HttpMethod(route.method)],
+                integration=integration,
+            )
 
     @property
     def url(self) -> str:

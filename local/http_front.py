@@ -30,45 +30,23 @@ import jwt
 from local.emulation.http_api import build_event
 from local.emulation.lambda_runtime import LambdaFunction
 from local.static_site import StaticSite
+from scheduled_posts.api.routes import ROUTES
 
 log = logging.getLogger("local.api")
 
 #: HTTP API payload limit (API Gateway quotas: "Payload size" 10 MB).
 MAX_PAYLOAD_BYTES = 10 * 1024 * 1024
 
-#: The deployed API's routes (``infra/api.py`` ``ROUTES``; a unit test keeps the two equal).
-#: API Gateway answers a request that matches none with 404 ``{"message":"Not Found"}``,
-#: before the authorizer and without calling the Lambda.
-ROUTES: dict[str, tuple[str, ...]] = {
-    "/v1/channels": ("GET", "POST"),
-    "/v1/channels/{channel_id}": ("GET", "PATCH", "DELETE"),
-    "/v1/channels/{channel_id}/rotate-secret": ("POST",),
-    "/v1/scheduled-posts": ("GET", "POST"),
-    "/v1/scheduled-posts/{schedule_id}": ("GET", "PATCH", "DELETE"),
-    "/v1/scheduled-posts/{schedule_id}/attempts": ("GET",),
-    "/v1/scheduled-posts/{schedule_id}/events": ("GET",),
-    "/v1/events": ("GET",),
-    "/v1/scheduled-posts/{schedule_id}/retry": ("POST",),
-    "/v1/me": ("DELETE",),
-    "/v1/me/export": ("GET",),
-    "/v1/me/erasure": ("GET",),
-    "/v1/recurring-schedules": ("GET", "POST"),
-    "/v1/recurring-schedules/preview": ("POST",),
-    "/v1/recurring-schedules/{series_id}": ("GET", "PATCH", "DELETE"),
-    "/v1/recurring-schedules/{series_id}/occurrences": ("GET",),
-    "/v1/recurring-schedules/{series_id}/pause": ("POST",),
-    "/v1/recurring-schedules/{series_id}/resume": ("POST",),
-    "/v1/notification-endpoints": ("GET", "POST"),
-    "/v1/notification-endpoints/{endpoint_id}": ("DELETE",),
-    "/v1/notification-endpoints/{endpoint_id}/rotate-secret": ("POST",),
-}
+#: The API's routes (``scheduled_posts/api/routes.py``, the table ``infra/api.py`` deploys), as
+#: ``(route, pattern)``, literal routes first as API Gateway prefers them ("Routing
+#: API requests", HTTP APIs). API Gateway answers a request that matches none with 404
+#: ``{"message":"Not Found"}``, before the authorizer and without calling the Lambda.
 _ROUTE_PATTERNS = [
     (
-        template,
-        methods,
-        re.compile("^" + re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(template)) + "$"),
+        route,
+        re.compile("^" + re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(route.path)) + "$"),
     )
-    for template, methods in ROUTES.items()
+    for route in sorted(ROUTES, key=lambda r: r.path.count("{"))
 ]
 
 
@@ -77,10 +55,10 @@ def match_route(method: str, path: str) -> tuple[str, dict[str, str]] | None:
 
     A ``{name}`` matches one path segment; path parameters are URL-decoded.
     """
-    for template, methods, pattern in _ROUTE_PATTERNS:
-        found = pattern.match(path)
-        if found and method in methods:
-            return f"{method} {template}", {k: unquote(v) for k, v in found.groupdict().items()}
+    for route, pattern in _ROUTE_PATTERNS:
+        found = pattern.match(path) if route.method == method else None
+        if found:
+            return route.key, {k: unquote(v) for k, v in found.groupdict().items()}
     return None
 
 

@@ -1,0 +1,81 @@
+"""The API's route table: every route once, read by the resolver, ``infra/api.py`` and the local
+front (``local/http_front.py``).
+
+Plain data (no Powertools, no CDK) so that ``cdk synth`` and the local front import it cheaply.
+Paths use API Gateway's ``{name}`` syntax; the routers write the same path with Powertools'
+``<name>``. A test holds this table equal to the routes the resolver registered, so a route
+added to a router without its line here (or the reverse) fails before it can be deployed.
+
+``auth`` is whether the route sits behind the JWT authorizer. A public route (``auth=False``)
+answers without a caller: the deployed route has no authorizer, the local front asks for no
+token and the API Lambda's pre-check does not ask for a ``sub`` claim.
+
+API Gateway prefers a literal segment over a ``{name}`` one (``preview`` over ``{series_id}``:
+"Routing API requests", HTTP APIs); the local front does the same by trying literal routes of
+this table first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ApiRoute:
+    """One route: HTTP ``method``, ``path`` (``{name}`` parameters) and whether it needs a JWT."""
+
+    method: str
+    path: str
+    auth: bool = True
+
+    @property
+    def key(self) -> str:
+        """API Gateway's route key: ``"GET /v1/channels/{channel_id}"``."""
+        return f"{self.method} {self.path}"
+
+
+def _routes(path: str, *methods: str, auth: bool = True) -> tuple[ApiRoute, ...]:
+    return tuple(ApiRoute(method, path, auth) for method in methods)
+
+
+#: Every route of the service, grouped by resource (``scheduled_posts/api/<resource>.py``).
+ROUTES: tuple[ApiRoute, ...] = (
+    # channels.py
+    *_routes("/v1/channels", "GET", "POST"),
+    *_routes("/v1/channels/{channel_id}", "GET", "PATCH", "DELETE"),
+    *_routes("/v1/channels/{channel_id}/rotate-secret", "POST"),
+    # notification_endpoints.py
+    *_routes("/v1/notification-endpoints", "GET", "POST"),
+    *_routes("/v1/notification-endpoints/{endpoint_id}", "DELETE"),
+    *_routes("/v1/notification-endpoints/{endpoint_id}/rotate-secret", "POST"),
+    # posts.py
+    *_routes("/v1/scheduled-posts", "GET", "POST"),
+    *_routes("/v1/scheduled-posts/{schedule_id}", "GET", "PATCH", "DELETE"),
+    *_routes("/v1/scheduled-posts/{schedule_id}/attempts", "GET"),
+    *_routes("/v1/scheduled-posts/{schedule_id}/events", "GET"),
+    *_routes("/v1/scheduled-posts/{schedule_id}/retry", "POST"),
+    # events.py
+    *_routes("/v1/events", "GET"),
+    # account.py
+    *_routes("/v1/me", "DELETE"),
+    *_routes("/v1/me/export", "GET"),
+    *_routes("/v1/me/erasure", "GET"),
+    # recurring.py
+    *_routes("/v1/recurring-schedules", "GET", "POST"),
+    *_routes("/v1/recurring-schedules/preview", "POST"),
+    *_routes("/v1/recurring-schedules/{series_id}", "GET", "PATCH", "DELETE"),
+    *_routes("/v1/recurring-schedules/{series_id}/occurrences", "GET"),
+    *_routes("/v1/recurring-schedules/{series_id}/pause", "POST"),
+    *_routes("/v1/recurring-schedules/{series_id}/resume", "POST"),
+)
+
+#: ``(method, path)`` of the routes that answer without a caller (no parameters in their paths).
+PUBLIC: frozenset[tuple[str, str]] = frozenset((r.method, r.path) for r in ROUTES if not r.auth)
+
+
+def by_path() -> dict[str, tuple[ApiRoute, ...]]:
+    """The routes grouped by path, in table order: ``{path: (route, ...)}``."""
+    grouped: dict[str, list[ApiRoute]] = {}
+    for route in ROUTES:
+        grouped.setdefault(route.path, []).append(route)
+    return {path: tuple(routes) for path, routes in grouped.items()}
