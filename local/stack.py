@@ -24,6 +24,7 @@ from typing import Any
 
 import boto3
 
+from local import metrics_sink
 from local.config import LocalConfig, apply_service_defaults
 from local.embedded_aws import (
     EmbeddedAws,
@@ -317,13 +318,17 @@ class LocalStack:
         self.stop_event.wait()
         log.info("stopping")
         self.stop()
-        log.info("stopped")
+        from scheduled_posts.observability import metrics
+
+        counted = metrics_sink.summary(metrics)  # one line, never the values themselves
+        log.info("stopped" + (f" ({counted})" if counted else ""))
         return 0
 
 
 def configure_logging() -> None:
     """Plain one-line logs on stderr for the local stack (``LOCAL_LOG_LEVEL``, INFO); werkzeug
-    and moto at ERROR; the handlers' JSON logs once each, at ``POWERTOOLS_LOG_LEVEL``.
+    and moto at ERROR; the handlers' JSON logs once each, at ``POWERTOOLS_LOG_LEVEL``; the
+    handlers' metrics counted, not printed (:mod:`local.metrics_sink`), while they are disabled.
 
     The handlers' Powertools Logger keeps a root handler from printing its records a second
     time only for root handlers that existed when it was created, and it reads its level when
@@ -340,3 +345,7 @@ def configure_logging() -> None:
     logging.getLogger(handler_logger.service).propagate = False
     # Metrics are off locally (POWERTOOLS_METRICS_DISABLED); Powertools still warns per flush.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
+    # ... and would still print every metric's values at its 100th: count them instead.
+    from scheduled_posts.observability import metrics
+
+    metrics_sink.install(metrics)

@@ -111,3 +111,67 @@ def test_concurrent_functions_label_their_own_log_lines(json_lines: io.StringIO)
     assert "correlation_id" not in lines["swept"]
     assert lines["answered"]["function_name"] == "scheduled-posts-api"
     assert lines["answered"]["correlation_id"] == "req-1"
+
+
+# `make run`'s handlers add metrics for hours; with metrics disabled, Powertools keeps every value
+# and prints the whole set as one JSON line when a metric reaches 100 values.
+RUN_METRICS = """
+import scheduled_posts.observability as o
+from local.__main__ import prepare_run
+from local.config import LocalConfig
+from local import metrics_sink
+prepare_run(LocalConfig.from_env())
+
+@o.metrics.log_metrics
+def handler(event, context):
+    for _ in range(150):
+        o.metrics.add_metric(name="Published", unit="Count", value=1)
+
+for _ in range(3):
+    handler({}, None)
+print(metrics_sink.summary(o.metrics))
+"""
+
+
+def test_run_metrics_print_no_emf_line_only_a_summary() -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
+    clean.update(PYTHONPATH=f"{ROOT / 'layers' / 'common' / 'python'}{os.pathsep}{ROOT}")
+
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_METRICS],
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    assert "_aws" not in done.stdout + done.stderr
+    assert done.stdout.strip() == "metrics not published locally: 450 values of 1 metric"
+
+
+def test_counting_metrics_provider_still_refuses_a_wrong_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aws_lambda_powertools import Metrics
+    from aws_lambda_powertools.metrics.exceptions import MetricUnitError
+
+    from local import metrics_sink
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    metrics = Metrics(namespace="Test", service="test")
+    metrics_sink.install(metrics)
+
+    with pytest.raises(MetricUnitError):
+        metrics.add_metric(name="Published", unit="Parsecs", value=1)
+
+
+def test_metrics_sink_leaves_enabled_metrics_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aws_lambda_powertools import Metrics
+
+    from local import metrics_sink
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    metrics = Metrics(namespace="Test", service="test")
+
+    assert (metrics_sink.install(metrics), metrics_sink.summary(metrics)) == (None, None)
