@@ -38,6 +38,7 @@ async function start() {
 function signedOut() {
   if (auth.session() === null && $("app").hidden) return;
   auth.forget();
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   resetView();
   showSignIn();
   say("Your session has ended: sign in again.");
