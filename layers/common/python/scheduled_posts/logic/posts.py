@@ -34,7 +34,8 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import outcomes
+from scheduled_posts.lifecycle import outcomes, transitions
+from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import channel_rule_errors
 from scheduled_posts.logic.promotion import promote_if_due
@@ -538,7 +539,9 @@ def _reschedule_missed(
 def cancel_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
 ) -> Post:
-    """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released).
+    """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released), or
+    one ``publishing`` that waits for its next attempt (``transitions.waiting_for_next_attempt``:
+    its owed channels ``skipped``, its published ones kept; ``docs/dispatch.md``).
 
     Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
     ``If-Match`` is checked like an edit's (issue 17): 409 wins over 412, a malformed value
@@ -549,8 +552,9 @@ def cancel_post(
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is in any state other than ``scheduled`` or ``cancelled``, or, without
-        ``If-Match``, it kept changing through every attempt (409).
+        The post is in any state other than ``scheduled``, waiting or ``cancelled`` (a worker
+        holds it, or took it first), or, without ``If-Match``, it kept changing through every
+        attempt (409).
     VersionConflictError
         ``If-Match`` does not name the current version (412).
     ValidationFailedError
@@ -561,9 +565,11 @@ def cancel_post(
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = _owned(owner, schedule_id, deps, now)
-        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED):
+        waiting = transitions.waiting_for_next_attempt(post, now)
+        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED) and not waiting:
             raise StateConflictError(
-                f"the post is {post.status.value}; only a scheduled post can be cancelled"
+                f"the post is {post.status.value}; only a scheduled post, or one waiting for"
+                " its next attempt, can be cancelled"
             )
         if expected is not None and etag(post) not in expected:
             raise VersionConflictError(
@@ -571,8 +577,10 @@ def cancel_post(
             )
         if post.status == PostStatus.CANCELLED:
             return post
-        deliveries = {
-            cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
+        deliveries = {  # a waiting post's published channels stay published
+            cid: d
+            if d.status in TERMINAL_DELIVERY_STATUSES
+            else d.model_copy(update={"status": DeliveryStatus.SKIPPED, "next_attempt_at": None})
             for cid, d in post.deliveries.items()
         }
         new = post.model_copy(
@@ -585,6 +593,7 @@ def cancel_post(
                 # An occurrence cancelled by hand is detached: its series never revives it.
                 "detached": post.series_id is not None,
                 "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
+                "lease_expires_at": None,
             },
             deep=True,
         )
@@ -594,6 +603,7 @@ def cancel_post(
                 new,
                 old_late=_needs_marker(post.publish_at, now, settings),
                 new_late=False,
+                now=now,
             )
         except VersionConflictError as exc:
             if expected is not None:
