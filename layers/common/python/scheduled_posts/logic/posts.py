@@ -37,7 +37,7 @@ from scheduled_posts.errors import (
 from scheduled_posts.lifecycle import outcomes, transitions
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
-from scheduled_posts.logic.network_rules import channel_rule_errors
+from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.promotion import promote_if_due
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
@@ -143,46 +143,6 @@ def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) 
     return []
 
 
-def _channel_errors(
-    owner: str,
-    channel_ids: list[str],
-    deps: PostDeps,
-    *,
-    content: str,
-    media_ids: list[str],
-    given: bool = True,
-) -> list[dict]:
-    """Channels that are not the caller's (when the request ``given`` them), then the length
-    and media rules of those that are (``logic/network_rules.py``)."""
-    found = deps.channels.get_many(owner, channel_ids)
-    missing = [
-        _error(["body", "channel_ids", index], "no such channel", "channel_not_found")
-        for index, channel_id in enumerate(channel_ids)
-        if given and channel_id not in found
-    ]
-    return missing + channel_rule_errors(
-        content, media_ids, (found[c] for c in channel_ids if c in found)
-    )
-
-
-def _changes_channel_rules(patch: PostPatch) -> bool:
-    return any(v is not None for v in (patch.channel_ids, patch.content, patch.media_ids))
-
-
-def _patched_channel_errors(
-    post: Post, patch: PostPatch, *, owner: str, deps: PostDeps
-) -> list[dict]:
-    """:func:`_channel_errors` of ``post`` as ``patch`` would leave it."""
-    return _channel_errors(
-        owner,
-        list(patch.channel_ids if patch.channel_ids is not None else post.channel_ids),
-        deps,
-        content=patch.content if patch.content is not None else post.content,
-        media_ids=list(patch.media_ids if patch.media_ids is not None else post.media_ids),
-        given=patch.channel_ids is not None,
-    )
-
-
 def _raise_if(errors: list[dict]) -> None:
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
@@ -231,10 +191,10 @@ def create_post(
     settings, now = deps.settings, deps.clock.now()
     _raise_if(
         _publish_at_errors(request.publish_at, now, settings)
-        + _channel_errors(
+        + channel_errors(
             owner,
             request.channel_ids,
-            deps,
+            channels=deps.channels,
             content=request.content,
             media_ids=request.media_ids,
         )
@@ -406,8 +366,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     errors: list[dict] = []
     if patch.publish_at is not None:
         errors += _publish_at_errors(patch.publish_at, now, deps.settings)
-    if _changes_channel_rules(patch):
-        errors += _patched_channel_errors(post, patch, owner=owner, deps=deps)
+    errors += patched_channel_errors(owner, post, patch, channels=deps.channels)
     _raise_if(errors)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language"):
@@ -503,8 +462,7 @@ def _reschedule_missed(
     assert patch.publish_at is not None
     errors = _publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
-    if _changes_channel_rules(patch):
-        errors += _patched_channel_errors(post, patch, owner=post.owner, deps=deps)
+    errors += patched_channel_errors(post.owner, post, patch, channels=deps.channels)
     _raise_if(errors)
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
