@@ -78,14 +78,13 @@ def test_next_extension_full_buffer_when_half_has_fired() -> None:
     assert due == NOW + timedelta(minutes=10)
 
 
-def test_next_extension_none_when_bounds_end_the_series() -> None:
-    done = series(
-        "0 9 * * *",
-        ends_at=datetime(2026, 11, 30, 9, 0, tzinfo=UTC),
-        materialized_through=NOW + timedelta(hours=48),
-    )
+def test_next_extension_when_bounds_end_the_series_is_its_last_written_occurrence() -> None:
+    last = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    done = series("0 9 * * *", ends_at=last, materialized_through=NOW + timedelta(hours=48))
 
-    assert next_extension(done, now=NOW, settings=Settings()) is None
+    # Nothing is left to write, but the last occurrence is still ahead: active until it is due.
+    assert next_extension(done, now=NOW, settings=Settings()) == last
+    assert next_extension(done, now=last, settings=Settings()) is None
 
 
 def test_materializer_handler_fails_the_invocation_when_a_series_failed() -> None:

@@ -94,3 +94,12 @@ def test_plan_retry_429_retry_after_zero_bounded_requests() -> None:
         now = result.next_attempt_at
     # Then the requests stop at the bound, and the delivery fails saying why
     assert requests == SETTINGS.max_destination_waits + 1
+
+
+def test_plan_retry_after_an_owner_retry_numbers_go_on_and_the_budget_restarts() -> None:
+    # Attempt #7 is the first of a new budget: the owner retried after 6 used attempts.
+    first = plan(attempts_before=6, attempt_number=7, attempts_before_retry=6)
+    assert (first.attempts, first.final_error) == (7, None)
+    assert first.next_attempt_at == NOW + timedelta(seconds=10)  # jitter of this budget's 1st
+    last = plan(attempts_before=11, attempt_number=12, attempts_before_retry=6)
+    assert last.final_error is not None and "gave up after 6 attempts" in last.final_error

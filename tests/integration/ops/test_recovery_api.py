@@ -37,7 +37,11 @@ def test_retry_partially_published_resends_only_failed_channel(api_fire) -> None
     assert fire.receiver.accepted(f"{post.schedule_id}:c2") == 1
     got = fire.read(post)
     assert got.status == PostStatus.PUBLISHED
-    assert got.deliveries["c2"].attempts == 1  # the budget was reset
+    # The budget was reset, the numbering goes on: attempts #1 (400) and #2 (the retry).
+    assert (got.deliveries["c2"].attempts, got.deliveries["c2"].attempts_before_retry) == (2, 1)
+    listed = ApiClient("alice").get(f"/v1/scheduled-posts/{post.schedule_id}/attempts").json
+    numbers = [a["attempt"] for a in listed["items"] if a["channel_id"] == "c2"]
+    assert numbers == [1, 2]
 
 
 def test_retry_published_post_conflicts(api_fire) -> None:  # type: ignore[no-untyped-def]

@@ -129,6 +129,29 @@ def test_materialize_max_occurrences_ends_the_series(world: World) -> None:
     assert answer.json["status"] == "ended"
 
 
+def test_series_with_every_occurrence_written_stays_active_until_the_last_is_due(
+    make_world,  # type: ignore[no-untyped-def]
+) -> None:
+    # All three occurrences fit the horizon, so the create writes them all.
+    world = make_world(RECURRENCE_HORIZON_HOURS=96)
+    series = world.create(cron="0 9 * * *", max_occurrences=3)
+    path = f"/v1/recurring-schedules/{series['series_id']}"
+    times = ["2026-11-30T09:00:00.000Z", "2026-12-01T09:00:00.000Z", "2026-12-02T09:00:00.000Z"]
+    assert world.publish_times(series["series_id"]) == times
+    for answer in (series, world.alice.get(path).json):
+        assert answer["status"] == "active"
+        assert [o["occurrence_at"] for o in answer["next_occurrences"]] == times
+    world.clock.advance(86_400)  # 2026-11-30T12:00Z: the first is due, two still ahead
+    world.materialize()
+    answer = world.alice.get(path).json
+    assert answer["status"] == "active"
+    assert [o["occurrence_at"] for o in answer["next_occurrences"]] == times[1:]
+    world.clock.advance(2 * 86_400)  # past the last one
+    world.materialize()
+    answer = world.alice.get(path).json
+    assert (answer["status"], answer["next_occurrences"]) == ("ended", [])
+
+
 def test_materialize_ends_at_stops_at_the_bound(world: World) -> None:
     series = world.create(cron="0 9 * * *", ends_at="2026-12-02T09:00:00Z")
 

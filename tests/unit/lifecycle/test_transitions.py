@@ -81,6 +81,9 @@ CALLS = {
     "cancel": lambda p: transitions.cancel(
         p, p.model_copy(update={"status": PostStatus.CANCELLED})
     ),
+    "cancel_waiting": lambda p: transitions.cancel_waiting(
+        p, p.model_copy(update={"status": PostStatus.CANCELLED}), now=NOW
+    ),
     "reschedule_missed": lambda p: transitions.reschedule_missed(
         p, p.model_copy(update={"status": PostStatus.SCHEDULED})
     ),
@@ -286,3 +289,64 @@ def test_revive_occurrence_the_owner_cancelled_is_refused() -> None:
 
     with pytest.raises(TransitionRefused):
         transitions.revive_occurrence(old, old.model_copy(update={"status": PostStatus.SCHEDULED}))
+
+
+# -- a post waiting for its next attempt ---------------------------------------------------------
+
+
+def retrying(cid: str, wait_seconds: float) -> Delivery:
+    return Delivery(
+        channel_id=cid,
+        status=DeliveryStatus.RETRY_SCHEDULED,
+        attempts=1,
+        next_attempt_at=NOW + timedelta(seconds=wait_seconds),
+    )
+
+
+def waiting(*deliveries: Delivery, token: str | None = "t") -> Post:
+    return post(
+        PostStatus.PUBLISHING,
+        lease_token=token,
+        lease_expires_at=NOW + timedelta(hours=1),
+        deliveries={d.channel_id: d for d in deliveries},
+    )
+
+
+def cancelled(p: Post) -> Post:
+    return p.model_copy(
+        update={"status": PostStatus.CANCELLED, "version": 4, "lease_expires_at": None}
+    )
+
+
+def test_cancel_waiting_guarded_by_status_version_and_lease_token_removes_the_lease() -> None:
+    old = waiting(published("c1"), retrying("c2", 3600))
+    change = transitions.cancel_waiting(old, cancelled(old), now=NOW)
+    assert change.guard == Guard(PostStatus.PUBLISHING, version=3, lease_token="t")
+    assert (change.target, change.sets[("status",)]) == (PostStatus.CANCELLED, "cancelled")
+    assert {"lease_shard", "lease_expires_at"} <= set(change.removes)
+    assert not {("lease_shard",), ("lease_expires_at",)} & set(change.sets)
+
+
+@pytest.mark.parametrize(
+    "deliveries",
+    [
+        (retrying("c1", 3600), retrying("c2", -1)),  # one is due: a round may be running
+        (retrying("c1", transitions.WAITING_MARGIN_SECONDS),),  # within the clock-skew margin
+        (Delivery(channel_id="c1"),),  # pending, never tried: due now
+        (published("c1"),),  # nothing owed
+    ],
+    ids=["one-due", "within-margin", "pending", "nothing-owed"],
+)
+def test_cancel_waiting_refused_unless_every_owed_delivery_waits(
+    deliveries: tuple[Delivery, ...],
+) -> None:
+    old = waiting(*deliveries)
+    assert not transitions.waiting_for_next_attempt(old, NOW)
+    with pytest.raises(TransitionRefused):
+        transitions.cancel_waiting(old, cancelled(old), now=NOW)
+
+
+def test_cancel_waiting_refused_without_a_lease_token() -> None:
+    old = waiting(retrying("c1", 3600), token=None)
+    with pytest.raises(TransitionRefused):
+        transitions.cancel_waiting(old, cancelled(old), now=NOW)

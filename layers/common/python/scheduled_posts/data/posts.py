@@ -285,10 +285,20 @@ class PostRepository:
         except ClientError:
             logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
 
-    def replace(self, old: Post, new: Post, *, old_late: bool, new_late: bool) -> None:
+    def replace(
+        self,
+        old: Post,
+        new: Post,
+        *,
+        old_late: bool,
+        new_late: bool,
+        now: datetime | None = None,
+    ) -> None:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
 
-        The post's update is conditioned on ``status = scheduled AND version = old.version``.
+        The post's update is conditioned on ``status = scheduled AND version = old.version``
+        (a ``publishing`` post waiting for its next attempt at ``now``: ``transitions.
+        cancel_waiting``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
         is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
 
@@ -298,11 +308,12 @@ class PostRepository:
             When the condition failed: the post was re-read and is gone, is no longer
             ``scheduled``, or has another version.
         """
-        change = (
-            transitions.cancel(old, new)
-            if new.status == PostStatus.CANCELLED
-            else transitions.edit(old, new)
-        )
+        if old.status == PostStatus.PUBLISHING and new.status == PostStatus.CANCELLED:
+            change = transitions.cancel_waiting(old, new, now=now or new.updated_at)
+        elif new.status == PostStatus.CANCELLED:
+            change = transitions.cancel(old, new)
+        else:
+            change = transitions.edit(old, new)
         try:
             self._transact(
                 self._replace_items(change, old, new, old_late=old_late, new_late=new_late)
@@ -537,7 +548,12 @@ class PostRepository:
         current = self.get(old.schedule_id)
         if current is None or current.owner != old.owner:
             return PostNotFoundError("scheduled post not found")
-        if current.status != PostStatus.SCHEDULED:
+        if old.status == PostStatus.PUBLISHING:  # waiting: a worker's new lease wins
+            if current.status != old.status or current.lease_token != old.lease_token:
+                return StateConflictError(
+                    f"the post is {current.status.value}: a worker started its next attempt"
+                )
+        elif current.status != PostStatus.SCHEDULED:
             return StateConflictError(
                 f"the post is {current.status.value}; only a scheduled post can be changed"
             )

@@ -68,6 +68,7 @@ def plan_retry(
     error: str,
     policy: RetryPolicy,
     jitter: Callable[[int], float],
+    attempts_before_retry: int = 0,
 ) -> RetryPlan:
     """One rule for every retryable outcome (issue 17 item 2), so no ``Retry-After`` can keep a
     post busy for ever:
@@ -82,20 +83,23 @@ def plan_retry(
       for 429 and 5xx alike.
 
     ``attempts_before``/``attempt_number``: attempts used before this try and this try's number;
-    ``jitter(attempt)``: full-jitter seconds after attempt number ``attempt``. Pure.
+    ``jitter(attempt)``: full-jitter seconds after attempt number ``attempt``;
+    ``attempts_before_retry``: attempts used before the owner's last retry, not counted against
+    ``MAX_ATTEMPTS`` nor in the backoff (``Delivery.attempts_before_retry``). Pure.
     """
     attempts = attempts_before if rate_limited else attempt_number
+    used = attempts - attempts_before_retry  # of this budget
     asked = rate_limited or retry_after_seconds is not None
     waits = destination_waits_before + (1 if asked else 0)
     if rate_limited:
-        wait = retry_after_seconds if retry_after_seconds is not None else jitter(attempts + 1)
+        wait = retry_after_seconds if retry_after_seconds is not None else jitter(used + 1)
     else:
-        wait = max(jitter(attempts), retry_after_seconds or 0.0)
+        wait = max(jitter(used), retry_after_seconds or 0.0)
     next_at = now + timedelta(seconds=wait)
     horizon = publish_at + timedelta(seconds=policy.misfire_grace_seconds)
     final: str | None = None
-    if not rate_limited and attempts >= policy.max_attempts:
-        final = f"gave up after {attempts} attempts: {error}"
+    if not rate_limited and used >= policy.max_attempts:
+        final = f"gave up after {used} attempts: {error}"
     elif waits > policy.max_destination_waits:
         final = (
             f"the destination asked to wait {waits} times (429 or Retry-After), more than "
@@ -242,6 +246,7 @@ def retryable(
         attempts_before=delivery.attempts,
         attempt_number=started.attempt,
         destination_waits_before=delivery.destination_waits,
+        attempts_before_retry=delivery.attempts_before_retry,
         rate_limited=exc.rate_limited,
         retry_after_seconds=exc.retry_after_seconds,
         error=error,

@@ -17,14 +17,14 @@ also write other items in the same transaction (a due entry) carries them in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.lifecycle.reasons import StatusReason
-from scheduled_posts.lifecycle.states import PostStatus
+from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES, PostStatus
 from scheduled_posts.models.post import Delivery, Post
 
 #: ``deliveries.<channel_id>``: a document path into the ``deliveries`` map.
@@ -57,6 +57,7 @@ ARROWS: dict[str, Arrow] = {
         _arrow("create", {_INITIAL}, {_S}),
         _arrow("edit", {_S}, {_S}),
         _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
+        _arrow("cancel_waiting", {_P}, {PostStatus.CANCELLED}),
         _arrow("miss", {_S}, {PostStatus.MISSED}),
         _arrow("reschedule_missed", {PostStatus.MISSED}, {_S}),
         _arrow("revive_occurrence", {PostStatus.CANCELLED}, {_S}),
@@ -231,6 +232,47 @@ def cancel(old: Post, new: Post) -> PostChange:
     """``scheduled -> cancelled``: ``new`` (``cancelled``, version + 1) replaces ``old``, guarded
     as :func:`edit`."""
     return _replace("cancel", old, new, expect=PostStatus.SCHEDULED)
+
+
+#: How far ahead every owed delivery's next attempt must be for its owner to cancel a waiting
+#: post: more than the clock skew between the API and a worker, so that no worker can be in a
+#: round of it (decision "A post waiting for its next attempt can be cancelled").
+WAITING_MARGIN_SECONDS = 5
+
+
+def waiting_for_next_attempt(post: Post, now: datetime) -> bool:
+    """Whether ``post`` is ``publishing`` with no round due: every owed delivery waits for a
+    next attempt (a retry, a ``Retry-After``, a rate-limit slot) more than
+    :data:`WAITING_MARGIN_SECONDS` after ``now``."""
+    owed = [d for d in post.deliveries.values() if d.status not in TERMINAL_DELIVERY_STATUSES]
+    after = now + timedelta(seconds=WAITING_MARGIN_SECONDS)
+    return (
+        post.status == PostStatus.PUBLISHING
+        and post.lease_token is not None
+        and bool(owed)
+        and all(d.next_attempt_at is not None and d.next_attempt_at > after for d in owed)
+    )
+
+
+def cancel_waiting(old: Post, new: Post, *, now: datetime) -> PostChange:
+    """``publishing -> cancelled`` by the owner while the post waits for its next attempt
+    (:func:`waiting_for_next_attempt` at ``now``): ``new`` replaces ``old``, the lease removed,
+    guarded by ``status = publishing AND version AND lease_token = old.lease_token``. A worker
+    starting the next round first renews the lease with a new token, so exactly one of the two
+    writes wins; the worker's claim of a cancelled post fails and drops its message.
+
+    Raises
+    ------
+    TransitionRefused
+        ``old`` is not waiting (a round is due or running, or it is not ``publishing``).
+    """
+    if not waiting_for_next_attempt(old, now):
+        raise TransitionRefused("cancel_waiting", old.status)
+    change = _replace("cancel_waiting", old, new, expect=PostStatus.PUBLISHING)
+    guard = Guard(PostStatus.PUBLISHING, version=old.version, lease_token=old.lease_token)
+    lease = ("lease_shard", "lease_expires_at")
+    sets = {path: value for path, value in change.sets.items() if path[0] not in lease}
+    return replace(change, guard=guard, sets=sets, removes=change.removes + lease)
 
 
 def reschedule_missed(old: Post, new: Post) -> PostChange:

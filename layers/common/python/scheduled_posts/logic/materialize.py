@@ -185,12 +185,16 @@ def plan_extension(
 
 
 def next_extension(series: Series, *, now: datetime, settings: Settings) -> datetime | None:
-    """When the series next needs the materializer (never before ``now``), or ``None`` when
-    no occurrence follows ``materialized_through`` within its bounds (it has ended).
+    """When the series next needs the materializer (never before ``now``), or ``None`` when it
+    has ended: no occurrence follows ``materialized_through`` within its bounds and none of
+    the written ones is still ahead of ``now``.
 
     With a full buffer (``RECURRENCE_MAX_AHEAD`` upcoming) that is when half of it has fired;
-    otherwise when the next occurrence enters the horizon.
+    otherwise when the next occurrence enters the horizon. With nothing left to write, it is
+    when the last written occurrence is due (decision "A series ends when its last occurrence
+    is due"): the series stays ``active`` until then.
     """
+    limit = settings.RECURRENCE_MAX_AHEAD
     following = recurrence.occurrences(
         series.rule,
         series.bounds,
@@ -199,8 +203,10 @@ def next_extension(series: Series, *, now: datetime, settings: Settings) -> date
         already=series.occurrence_count,
     )
     if not following:
-        return None
-    limit = settings.RECURRENCE_MAX_AHEAD
+        ahead = _upcoming(
+            series, now=now + _ONE_MS, through=series.materialized_through, limit=limit
+        )
+        return ahead[-1].occurrence_at if ahead else None
     upcoming = _upcoming(series, now=now, through=series.materialized_through, limit=limit)
     if len(upcoming) >= limit:
         return max(upcoming[len(upcoming) - math.ceil(limit / 2)].occurrence_at, now)
@@ -250,12 +256,17 @@ def extend_series(
         count = series.max_occurrences or count
     except SeriesChangedError:
         return None
+    count = max(count, series.occurrence_count + counted)
+    if planned and done == len(planned) and count >= (series.max_occurrences or count + 1):
+        # The last of max_occurrences is written: nothing past it is, so the series is
+        # materialized through it, not through the horizon (what the answers count from).
+        through = min(through, planned[-1].occurrence_at)
     progressed = series.model_copy(
         update={
             "materialized_through": through,
             # As counted by the writes (this run's and any crashed or concurrent one's); the
             # save does not store it, the series item counts itself.
-            "occurrence_count": max(count, series.occurrence_count + counted),
+            "occurrence_count": count,
             "stopped_reason": stopped,
             "superseded": None,
             "superseded_reason": None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from scheduled_posts.data.channels import NETWORK_PLATFORMS
+from scheduled_posts.data.channels import NETWORK_PLATFORMS, ChannelRepository
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.text_length import check_length
 
@@ -64,3 +64,44 @@ def channel_rule_errors(
     """:func:`length_errors` then :func:`media_errors` of the same channels."""
     found = list(channels)
     return length_errors(content, found) + media_errors(media_ids, found)
+
+
+def channel_errors(
+    owner: str,
+    channel_ids: Sequence[str],
+    *,
+    channels: ChannelRepository,
+    content: str,
+    media_ids: Sequence[str],
+    given: bool = True,
+) -> list[dict[str, Any]]:
+    """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
+    ``owner``'s (``channel_not_found``, when the request ``given`` them), then
+    :func:`channel_rule_errors` of those that are (one BatchGet)."""
+    found = channels.get_many(owner, channel_ids)
+    missing = [
+        {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
+        for i, channel_id in enumerate(channel_ids)
+        if given and channel_id not in found
+    ]
+    return missing + channel_rule_errors(
+        content, media_ids, (found[c] for c in channel_ids if c in found)
+    )
+
+
+def patched_channel_errors(
+    owner: str, stored: Any, patch: Any, *, channels: ChannelRepository
+) -> list[dict[str, Any]]:
+    """:func:`channel_errors` of ``stored`` (a post or a series) as ``patch`` (its PATCH model)
+    leaves its ``content``, ``media_ids`` and ``channel_ids``; none when the patch changes none
+    of them. Only channels the patch names are checked to exist."""
+    if patch.channel_ids is None and patch.content is None and patch.media_ids is None:
+        return []
+    return channel_errors(
+        owner,
+        list(patch.channel_ids if patch.channel_ids is not None else stored.channel_ids),
+        channels=channels,
+        content=patch.content if patch.content is not None else stored.content,
+        media_ids=list(patch.media_ids if patch.media_ids is not None else stored.media_ids),
+        given=patch.channel_ids is not None,
+    )

@@ -34,9 +34,10 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import outcomes
+from scheduled_posts.lifecycle import outcomes, transitions
+from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
-from scheduled_posts.logic.network_rules import channel_rule_errors
+from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.promotion import promote_if_due
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
 from scheduled_posts.models.messages import DueEntry
@@ -142,46 +143,6 @@ def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) 
     return []
 
 
-def _channel_errors(
-    owner: str,
-    channel_ids: list[str],
-    deps: PostDeps,
-    *,
-    content: str,
-    media_ids: list[str],
-    given: bool = True,
-) -> list[dict]:
-    """Channels that are not the caller's (when the request ``given`` them), then the length
-    and media rules of those that are (``logic/network_rules.py``)."""
-    found = deps.channels.get_many(owner, channel_ids)
-    missing = [
-        _error(["body", "channel_ids", index], "no such channel", "channel_not_found")
-        for index, channel_id in enumerate(channel_ids)
-        if given and channel_id not in found
-    ]
-    return missing + channel_rule_errors(
-        content, media_ids, (found[c] for c in channel_ids if c in found)
-    )
-
-
-def _changes_channel_rules(patch: PostPatch) -> bool:
-    return any(v is not None for v in (patch.channel_ids, patch.content, patch.media_ids))
-
-
-def _patched_channel_errors(
-    post: Post, patch: PostPatch, *, owner: str, deps: PostDeps
-) -> list[dict]:
-    """:func:`_channel_errors` of ``post`` as ``patch`` would leave it."""
-    return _channel_errors(
-        owner,
-        list(patch.channel_ids if patch.channel_ids is not None else post.channel_ids),
-        deps,
-        content=patch.content if patch.content is not None else post.content,
-        media_ids=list(patch.media_ids if patch.media_ids is not None else post.media_ids),
-        given=patch.channel_ids is not None,
-    )
-
-
 def _raise_if(errors: list[dict]) -> None:
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
@@ -230,10 +191,10 @@ def create_post(
     settings, now = deps.settings, deps.clock.now()
     _raise_if(
         _publish_at_errors(request.publish_at, now, settings)
-        + _channel_errors(
+        + channel_errors(
             owner,
             request.channel_ids,
-            deps,
+            channels=deps.channels,
             content=request.content,
             media_ids=request.media_ids,
         )
@@ -405,8 +366,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     errors: list[dict] = []
     if patch.publish_at is not None:
         errors += _publish_at_errors(patch.publish_at, now, deps.settings)
-    if _changes_channel_rules(patch):
-        errors += _patched_channel_errors(post, patch, owner=owner, deps=deps)
+    errors += patched_channel_errors(owner, post, patch, channels=deps.channels)
     _raise_if(errors)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language"):
@@ -502,8 +462,7 @@ def _reschedule_missed(
     assert patch.publish_at is not None
     errors = _publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
-    if _changes_channel_rules(patch):
-        errors += _patched_channel_errors(post, patch, owner=post.owner, deps=deps)
+    errors += patched_channel_errors(post.owner, post, patch, channels=deps.channels)
     _raise_if(errors)
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
@@ -538,7 +497,9 @@ def _reschedule_missed(
 def cancel_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
 ) -> Post:
-    """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released).
+    """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released), or
+    one ``publishing`` that waits for its next attempt (``transitions.waiting_for_next_attempt``:
+    its owed channels ``skipped``, its published ones kept; ``docs/dispatch.md``).
 
     Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
     ``If-Match`` is checked like an edit's (issue 17): 409 wins over 412, a malformed value
@@ -549,8 +510,9 @@ def cancel_post(
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is in any state other than ``scheduled`` or ``cancelled``, or, without
-        ``If-Match``, it kept changing through every attempt (409).
+        The post is in any state other than ``scheduled``, waiting or ``cancelled`` (a worker
+        holds it, or took it first), or, without ``If-Match``, it kept changing through every
+        attempt (409).
     VersionConflictError
         ``If-Match`` does not name the current version (412).
     ValidationFailedError
@@ -561,9 +523,11 @@ def cancel_post(
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = _owned(owner, schedule_id, deps, now)
-        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED):
+        waiting = transitions.waiting_for_next_attempt(post, now)
+        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED) and not waiting:
             raise StateConflictError(
-                f"the post is {post.status.value}; only a scheduled post can be cancelled"
+                f"the post is {post.status.value}; only a scheduled post, or one waiting for"
+                " its next attempt, can be cancelled"
             )
         if expected is not None and etag(post) not in expected:
             raise VersionConflictError(
@@ -571,8 +535,10 @@ def cancel_post(
             )
         if post.status == PostStatus.CANCELLED:
             return post
-        deliveries = {
-            cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
+        deliveries = {  # a waiting post's published channels stay published
+            cid: d
+            if d.status in TERMINAL_DELIVERY_STATUSES
+            else d.model_copy(update={"status": DeliveryStatus.SKIPPED, "next_attempt_at": None})
             for cid, d in post.deliveries.items()
         }
         new = post.model_copy(
@@ -585,6 +551,7 @@ def cancel_post(
                 # An occurrence cancelled by hand is detached: its series never revives it.
                 "detached": post.series_id is not None,
                 "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
+                "lease_expires_at": None,
             },
             deep=True,
         )
@@ -594,6 +561,7 @@ def cancel_post(
                 new,
                 old_late=_needs_marker(post.publish_at, now, settings),
                 new_late=False,
+                now=now,
             )
         except VersionConflictError as exc:
             if expected is not None:

@@ -90,7 +90,11 @@ def redeliver(
         deliveries[channel_id] = current.model_copy(
             update={
                 "status": DeliveryStatus.PENDING,
-                "attempts": 0 if reset_attempts else current.attempts,
+                # Numbers go on; the budget restarts (decision "A retried delivery's attempts
+                # go on numbering").
+                "attempts_before_retry": current.attempts
+                if reset_attempts
+                else current.attempts_before_retry,
                 "destination_waits": 0 if reset_attempts else current.destination_waits,
                 "next_attempt_at": None,
                 "rate_slot": None,

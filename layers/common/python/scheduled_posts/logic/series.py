@@ -38,7 +38,7 @@ from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.cursor import CursorCodec
 from scheduled_posts.logic.materialize import MaterializeDeps
-from scheduled_posts.logic.network_rules import channel_rule_errors
+from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.posts import Promoter, parse_if_match
 from scheduled_posts.models.recurring import (
     OccurrenceOut,
@@ -195,36 +195,9 @@ def _owned(owner: str, series_id: str, deps: SeriesDeps) -> Series:
     return series
 
 
-def _channel_errors(
-    owner: str, channel_ids: list[str], deps: SeriesDeps, *, content: str, media_ids: list[str]
-) -> list[dict]:
-    """Channels that are not the caller's, then the length and media rules of those that are,
-    exactly as for a post (``logic/network_rules.py``)."""
-    found = deps.channels.get_many(owner, channel_ids)
-    missing = [
-        {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
-        for i, channel_id in enumerate(channel_ids)
-        if channel_id not in found
-    ]
-    return missing + channel_rule_errors(
-        content, media_ids, (found[c] for c in channel_ids if c in found)
-    )
-
-
 def _raise_channel_errors(series: Series, patch: SeriesPatch, deps: SeriesDeps) -> None:
-    """The create rules of the channels, text and media ``patch`` leaves ``series`` with,
-    when it changes any of them (a 422, nothing saved)."""
-    if patch.channel_ids is None and patch.content is None and patch.media_ids is None:
-        return
-    errors = _channel_errors(
-        series.owner,
-        list(patch.channel_ids if patch.channel_ids is not None else series.channel_ids),
-        deps,
-        content=patch.content if patch.content is not None else series.content,
-        media_ids=list(patch.media_ids if patch.media_ids is not None else series.media_ids),
-    )
-    if patch.channel_ids is None:  # only the stored channels' rules can fail
-        errors = [e for e in errors if e["type"] != "channel_not_found"]
+    """The posts' channel rules for the fields ``patch`` leaves ``series`` with (a 422)."""
+    errors = patched_channel_errors(series.owner, series, patch, channels=deps.channels)
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
 
@@ -265,12 +238,12 @@ def create_series(
     settings, now = deps.settings, deps.clock.now()
     starts_at = request.starts_at or now
     checked_bounds(request, starts_at=starts_at, settings=settings)
-    errors = _channel_errors(
+    errors = channel_errors(
         owner,
         request.channel_ids,
-        deps,
+        channels=deps.channels,
         content=request.content,
-        media_ids=list(request.media_ids),
+        media_ids=request.media_ids,
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)

@@ -65,6 +65,10 @@ class Delivery(BaseModel):
     #: Waits the destination asked for (429s and ``Retry-After``s), bounded by
     #: ``MAX_DESTINATION_WAITS`` (``lifecycle/outcomes.plan_retry``).
     destination_waits: int = 0
+    #: ``attempts`` when its owner last retried it (``POST .../retry``): attempt numbers go on
+    #: from there (each attempt keeps its own number), and the ``MAX_ATTEMPTS`` budget counts
+    #: from here (decision "A retried delivery's attempts go on numbering").
+    attempts_before_retry: int = 0
     #: The start of the attempt this map itself records (issue 16, W2): while the delivery is
     #: owed, the attempt in flight (written by the lease write that starts the round, so no
     #: ``started`` row is needed); once ``published``, the published attempt, folded into the
@@ -81,6 +85,7 @@ class Delivery(BaseModel):
             "attempts": self.attempts,
             # 0 is the default: left out like None, every byte counts toward the 1 KB unit
             "destination_waits": self.destination_waits or None,
+            "attempts_before_retry": self.attempts_before_retry or None,
             "remote_id": self.remote_id,
             "published_at": _opt_str(self.published_at),
             "last_error": self.last_error,
@@ -107,6 +112,7 @@ class Delivery(BaseModel):
             lag_seconds=_num(item.get("lag_seconds")),
             rate_slot=item.get("rate_slot"),
             destination_waits=int(item.get("destination_waits", 0)),
+            attempts_before_retry=int(item.get("attempts_before_retry") or 0),
             remote_url=item.get("remote_url"),
             first_attempt_at=_opt_instant(item.get("first_attempt_at")),
             started_at=_opt_instant(item.get("started_at")),

@@ -1,0 +1,91 @@
+"""A post waiting for its next attempt (``publishing`` with ``next_attempt_at`` ahead, e.g. a
+capped ``Retry-After``) can be cancelled like a scheduled one, safely against the worker: the
+cancel is guarded by the lease token, which the worker's next round replaces first (decision
+"A post waiting for its next attempt can be cancelled")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+
+import pytest
+from moto import mock_aws
+
+from scheduled_posts.data.posts import PostRepository
+from scheduled_posts.errors import StateConflictError
+from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
+from tests.integration.dispatch.conftest import FirePath, build_fire_path
+from tests.support.api import ApiClient, install_api, uninstall_api
+from tests.support.clock import SimClock
+from tests.support.receiver import Answer
+
+
+@pytest.fixture
+def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
+    with mock_aws():
+
+        def build(**overrides: object) -> FirePath:
+            fire = build_fire_path(clock, **overrides)
+            install_api(fire.settings, clock)
+            return fire
+
+        yield build
+        uninstall_api()
+
+
+def waiting_post(fire: FirePath, retry_after: str = "600") -> Post:
+    """A post whose only channel answered 503 with ``Retry-After``: it waits, ``publishing``."""
+    fire.channel("c1")
+    fire.receiver.script(
+        Answer.error(503, retry_after=retry_after), url="https://hooks.example.com/c1"
+    )
+    post = fire.post(fire.clock.now() + timedelta(seconds=5), ["c1"])
+    fire.driver.run_for(10)
+    got = fire.read(post)
+    assert got.status == PostStatus.PUBLISHING
+    assert got.deliveries["c1"].status == DeliveryStatus.RETRY_SCHEDULED
+    return got
+
+
+def test_cancel_of_a_post_waiting_on_retry_after_cancels_it_and_nothing_is_sent(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    post = waiting_post(fire)
+    answer = ApiClient("alice").delete(f"/v1/scheduled-posts/{post.schedule_id}")
+    assert answer.status == 200, answer.json
+    assert (answer.json["status"], answer.json["deliveries"][0]["status"]) == (
+        "cancelled",
+        "skipped",
+    )
+    fire.driver.run_for(900)  # the follow-up message arrives, finds the post cancelled
+    assert len(fire.receiver.requests_for(f"{post.schedule_id}:c1")) == 1  # the 503 only
+    got = fire.read(post)
+    assert got.status == PostStatus.CANCELLED and got.lease_expires_at is None
+    assert fire.driver.dlq_bodies() == []
+
+
+def test_cancel_when_the_next_attempt_is_due_is_409(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    post = waiting_post(fire)
+    next_at = post.deliveries["c1"].next_attempt_at
+    assert next_at is not None
+    fire.clock.advance_to(next_at - timedelta(seconds=1))  # within the clock-skew margin
+    answer = ApiClient("alice").delete(f"/v1/scheduled-posts/{post.schedule_id}")
+    assert answer.status == 409
+    assert fire.read(post).status == PostStatus.PUBLISHING
+
+
+def test_cancel_that_read_before_the_worker_renewed_loses_to_the_worker(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    stale = waiting_post(fire)  # what a cancel read while the post waited
+    fire.driver.run_for(900)  # the worker's next round: a new lease token, then published
+    assert fire.read(stale).status == PostStatus.PUBLISHED
+    repo = PostRepository(
+        posts_table_name=fire.settings.POSTS_TABLE_NAME,
+        due_table_name=fire.settings.DUE_INDEX_TABLE_NAME,
+    )
+    cancelled = stale.model_copy(
+        update={"status": PostStatus.CANCELLED, "version": stale.version + 1}
+    )
+    with pytest.raises(StateConflictError):
+        repo.replace(stale, cancelled, old_late=False, new_late=False, now=stale.updated_at)
+    assert fire.read(stale).status == PostStatus.PUBLISHED
