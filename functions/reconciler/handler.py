@@ -22,7 +22,8 @@ def _default_run() -> ReconcileResult:
 def make_lambda_handler(run: Callable[[], ReconcileResult] = _default_run) -> Handler:
     """The decorated Lambda entry point over ``run()`` (tests pass one with their collaborators).
 
-    Returns ``{"entries_read", "misses", "rescued", "pending_repaired", "send_failures"}``.
+    Returns ``{"entries_read", "misses", "rescued", "pending_repaired", "send_failures",
+    "failures"}``; raises ``RuntimeError`` after the run when ``failures`` is not 0.
     """
 
     @logger.inject_lambda_context(clear_state=True)
@@ -36,8 +37,13 @@ def make_lambda_handler(run: Callable[[], ReconcileResult] = _default_run) -> Ha
             "rescued": result.rescued,
             "pending_repaired": result.pending_repaired,
             "send_failures": result.send_failures,
+            "failures": result.failures,
         }
         logger.info("reconciler run", extra=summary)
+        if result.failures:
+            # After every other post was rescued: failing the invocation makes the Lambda
+            # Errors alarm fire; the next run retries what failed.
+            raise RuntimeError(f"{result.failures} post(s) or owner(s) could not be reconciled")
         return summary
 
     return handler

@@ -74,7 +74,7 @@ def test_fault_suite_ci_seeds_publish_on_both_networks_and_end_refusals_reauthor
 
 def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str, Any]]) -> None:
     # the network kinds are also forced, one per network per world in turn by seed
-    # (tests/support/networks.forced_kind), so the ten CI seeds inject each at least twice
+    # (tests/support/networks.forced_kind), so the ten CI seeds inject each at least once
     _, faults = summarize(ci_results)
     prefixes = [
         "crash_before_claim",
@@ -101,11 +101,13 @@ def test_fault_suite_ci_seeds_inject_every_fault_kind(ci_results: list[dict[str,
         "network_mastodon_budget_spent",
         "network_mastodon_accept_then_lose",
         "network_mastodon_401_mid_run",
+        "network_mastodon_hostile_answer",
         "network_bluesky_5xx",
         "network_bluesky_429",
         "network_bluesky_budget_spent",
         "network_bluesky_accept_then_lose",
         "network_bluesky_401_mid_run",
+        "network_bluesky_hostile_answer",
     ]
     missing = [p for p in prefixes if not any(k.startswith(p) for k in faults)]
     assert not missing, dict(faults)
@@ -324,10 +326,11 @@ def test_fast_moto_transactions_concurrent_writes_get_distinct_sequence_numbers(
     assert numbers == sorted(set(numbers)) and len(numbers) == 2
 
 
-def test_forced_network_kinds_cover_every_kind_on_each_network_in_five_seeds() -> None:
+def test_forced_network_kinds_cover_every_kind_on_each_network_in_as_many_seeds() -> None:
     for network in ("mastodon", "bluesky"):
         for first in (101, 106, 1):
-            kinds = {forced_kind(seed, network) for seed in range(first, first + 5)}
+            seeds = range(first, first + len(FORCED_KINDS))
+            kinds = {forced_kind(seed, network) for seed in seeds}
             assert kinds == set(FORCED_KINDS), (network, first)
     assert forced_kind(101, "mastodon") != forced_kind(101, "bluesky")
 

@@ -11,7 +11,9 @@ transport plus, per write (``POST /api/v1/statuses``, ``com.atproto.repo.putReco
 faults keyed on the delivery (never on call order): 5xx (not processed), 429 with each
 network's reset headers (not processed), ``X-RateLimit-Remaining``/``RateLimit-Remaining: 0``
 on a success (processed; the budget is spent until the reset), accept-then-lose-the-answer
-(processed, then a timeout), and the worker crashes ``mid_delivery``/``after_2xx`` of the
+(processed, then a timeout), a hostile answer (processed; the 2xx answer's id and URL replaced
+by oversized or malformed ones: a 3,000-character id and a 60,000-character URL, or an id with
+spaces and a ``javascript:`` URL), and the worker crashes ``mid_delivery``/``after_2xx`` of the
 webhook transport.
 
 Besides the drawn faults, each faulted world forces one fault kind per network (the kinds of
@@ -69,7 +71,7 @@ PDS_URL_ENV = "FAULT_PDS_URL"
 #: of the plan's ``answer`` rate (a webhook world's 0.10 makes 0.2: fewer deliveries go to the
 #: networks, and each kind should show at CI size).
 NETWORK_ANSWER_FACTOR = 2.0
-NETWORK_FAULTS = ("5xx", "429", "budget_spent", "accept_then_lose")
+NETWORK_FAULTS = ("5xx", "429", "budget_spent", "accept_then_lose", "hostile_answer")
 #: Seconds until the reset of an injected 429 or spent budget.
 RESET_SECONDS = (1, 3, 5, 20)
 #: Share of worlds that revoke each network's credentials mid-run (none when the plan scripts no
@@ -82,6 +84,8 @@ FORCED_KINDS = (*NETWORK_FAULTS, "401_mid_run")
 FORCED_BEFORE_REVOKE_SECONDS = 300
 WRITE_PATHS = {"mastodon": "/api/v1/statuses", "bluesky": "/xrpc/com.atproto.repo.putRecord"}
 _POST_TEXT = re.compile(r"^post (\d+) of seed (\d+)")
+#: What a kept ``remote_url`` may start with: ``https``, or the local stand-in's origin.
+_LINK_PREFIXES = ("https://", "http://127.0.0.1:")
 
 
 @contextmanager
@@ -141,6 +145,8 @@ class NetworkFaults:
     refused_keys: set[str] = field(default_factory=set)
     #: Keys whose write was processed while its answer never reached the worker.
     lost_keys: set[str] = field(default_factory=set)
+    #: Keys whose write was processed and answered with a hostile id and URL.
+    hostile_keys: set[str] = field(default_factory=set)
     #: Bluesky tokens issued before the app password was revoked (answered ExpiredToken).
     expired_tokens: set[str] | None = None
     #: ``delivery key -> fault`` forced on the key's first write (one of :data:`NETWORK_FAULTS`).
@@ -235,6 +241,11 @@ class NetworkFaults:
             except BaseException:
                 self.lost_keys.add(key)  # processed; the worker never learnt of it
                 raise
+        if fault == "hostile_answer" and answer.status == 200:
+            plan.count(f"network_{network}_hostile_answer")
+            with self._lock:
+                self.hostile_keys.add(key)
+            return _hostile(network, answer, oversized=plan.draw("net-hostile", key, n) < 0.5)
         if fault == "budget_spent" and answer.status == 200:
             plan.count(f"network_{network}_budget_spent")
             plan.touch("destination_429", "network_budget_spent", sid, reset + 1.0)
@@ -295,6 +306,20 @@ class NetworkFaults:
             "RateLimit-Reset": str(int(at.timestamp()) + 1),
             "RateLimit-Policy": "100;w=300",
         }
+
+
+def _hostile(network: str, answer: TransportResponse, *, oversized: bool) -> TransportResponse:
+    """``answer`` (a processed write's 200) with the id and URL a hostile network would send."""
+    data = json.loads(answer.body)
+    if network == "mastodon":
+        if oversized:
+            data.update(id="9" * 3000, url="https://h.example/" + "x" * 60_000)
+        else:
+            data.update(id=f"{data['id']} <b>", url="javascript:alert(document.cookie)")
+        data["uri"] = data["url"]
+    else:
+        data["uri"] = "at://" + "d" * 60_000 if oversized else "javascript:alert(1)"
+    return TransportResponse(status=200, headers=answer.headers, body=json.dumps(data).encode())
 
 
 def _json(
@@ -586,8 +611,13 @@ class NetworkWorld:
             item = items[0]
             if item["text"] != state["content"]:
                 problems.append(f"{key}: {channel.network} holds stale text {item['text']!r}")
-            if delivery.get("remote_id") != item["id"]:
+            # a hostile answer's id is dropped, unless a retry learnt the real one
+            ids = {item["id"], None} if key in self.transport.hostile_keys else {item["id"]}
+            if delivery.get("remote_id") not in ids:
                 problems.append(f"{key}: remote_id {delivery.get('remote_id')} is not {item['id']}")
+            url = delivery.get("remote_url")
+            if url is not None and (len(url) > 2048 or not url.startswith(_LINK_PREFIXES)):
+                problems.append(f"{key}: remote_url {url[:80]!r} was kept")
             first = min((w.at for w in self.transport.writes.get(key, [])), default=None)
             made = item.get("at") or first
             if made is None or made < final_at:

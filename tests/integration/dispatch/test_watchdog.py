@@ -14,7 +14,9 @@ from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.errors import QueueSendError
 from scheduled_posts.logic.watchdog import rescue_expired_leases
+from scheduled_posts.observability import metrics
 from tests.integration.dispatch.conftest import FirePath
+from tests.integration.ops.conftest import emitted_metric
 
 
 def test_watchdog_expired_lease_taken_over_once_with_new_token(fire: FirePath) -> None:
@@ -123,3 +125,53 @@ def test_watchdog_one_failing_post_does_not_stop_the_others_and_fails_the_invoca
     assert fire.read(posts[0]).lease_token == "old"  # still expired: the next run takes it
     again = rescue_expired_leases(fire.settings, clock=fire.clock)
     assert again.taken_over == [posts[0].schedule_id]
+
+
+class _OversizedTakeOverStore:
+    """The post store, with the take-over of the ids in ``failing`` refused as DynamoDB refuses
+    an item over its 400 KB limit."""
+
+    def __init__(self, store: PostStore, failing: set[str]) -> None:
+        self._store, self._failing = store, failing
+
+    def renew_lease(self, post: Any, **kwargs: Any) -> Any:
+        if post.schedule_id in self._failing:
+            raise ClientError(
+                {"Error": {"Code": "ValidationException", "Message": "Item size exceeded"}},
+                "UpdateItem",
+            )
+        return self._store.renew_lease(post, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_watchdog_one_failing_take_over_write_still_rescues_another_tenant_and_counts_it(
+    fire: FirePath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fire.channel("c1")
+    fire.channel("b1", owner="bob")
+    wedged = fire.post(fire.clock.now(), ["c1"])
+    other = fire.post(fire.clock.now(), ["b1"], owner="bob")
+    now = fire.clock.now()
+    for post in (wedged, other):
+        fire.store.claim(
+            post, lease_token="old", lease_expires_at=now + timedelta(seconds=60), now=now
+        )
+    fire.clock.advance(61)
+    store = _OversizedTakeOverStore(fire.store, {wedged.schedule_id})
+    handler = make_lambda_handler(
+        lambda: rescue_expired_leases(
+            fire.settings,
+            store=store,  # type: ignore[arg-type]
+            queue=fire.queue,
+            clock=fire.clock,
+        )
+    )
+    metrics.clear_metrics()
+    capsys.readouterr()
+    with pytest.raises(RuntimeError, match="1 expired lease"):
+        handler({}, LambdaContext("watchdog", 60, clock=fire.clock.seconds))
+    sent = {json.loads(m["Body"])["schedule_id"] for m in fire.driver.receive(10)}
+    assert sent == {other.schedule_id}
+    assert emitted_metric(capsys.readouterr().out, "RescueFailures") == [1.0]

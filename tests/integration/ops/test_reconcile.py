@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from functions.reconciler.handler import make_lambda_handler
 from local.emulation.lambda_runtime import LambdaContext
@@ -156,3 +157,72 @@ def test_reconciler_pending_drift_seen_twice_repaired(fire: FirePath) -> None:
     result = _reconciler(fire).run()
     assert result.pending_repaired == {"alice": 1}
     assert _pending(fire, "alice") == 1
+
+
+class _OversizedWritesStore:
+    """The post store, with every lease write of the ids in ``failing`` refused as DynamoDB
+    refuses an item over its 400 KB limit."""
+
+    def __init__(self, store: Any, failing: set[str]) -> None:
+        self._store, self._failing = store, failing
+
+    def renew_lease(self, post: Any, **kwargs: Any) -> Any:
+        if post.schedule_id in self._failing:
+            raise ClientError(
+                {
+                    "Error": {
+                        "Code": "ValidationException",
+                        "Message": "Item size to update has exceeded the maximum allowed size",
+                    }
+                },
+                "UpdateItem",
+            )
+        return self._store.renew_lease(post, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def test_reconciler_one_failing_post_write_still_rescues_another_tenants_lost_post(
+    fire: FirePath, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given alice's post left publishing by a dead worker, whose every write now fails, and
+    # (due after it) bob's post whose dispatch message was lost; the watchdog is down
+    fire.channel("c1")
+    fire.channel("b1", owner="bob")
+    wedged = fire.post(fire.clock.now() + timedelta(seconds=30), ["c1"])
+    lost = fire.post(fire.clock.now() + timedelta(seconds=60), ["b1"], owner="bob")
+    fire.queue = DroppingQueue(fire.queue, {wedged.schedule_id, lost.schedule_id})
+    fire.driver.watchdog_down = True
+    fire.clock.advance(30)
+    fire.store.claim(
+        wedged,
+        lease_token="dead-worker",
+        lease_expires_at=fire.clock.now() + timedelta(seconds=60),
+        now=fire.clock.now(),
+    )
+    fire.driver.run_for(300, step=5)
+    assert fire.read(lost).status == PostStatus.SCHEDULED
+    capsys.readouterr()
+    reconciler = Reconciler(
+        fire.settings,
+        dispatch=_OversizedWritesStore(fire.store, {wedged.schedule_id}),  # type: ignore[arg-type]
+        queue=DispatchQueue(fire.settings.DISPATCH_QUEUE_URL),
+        clock=fire.clock,
+    )
+    handler = make_lambda_handler(reconciler.run)
+
+    # When the reconciler runs
+    with pytest.raises(RuntimeError, match="1 post"):
+        handler({}, LambdaContext("reconciler", 240, clock=fire.clock.seconds))
+
+    # Then bob's post was rescued in the same run, and the failure was counted
+    out = capsys.readouterr().out
+    assert emitted_metric(out, "RescueFailures") == [1.0]
+    assert emitted_metric(out, "ReconciliationMisses") == [1.0]
+    fire.queue = DispatchQueue(fire.settings.DISPATCH_QUEUE_URL)
+    fire._publisher = None
+    fire.driver.run_for(10)
+    assert fire.receiver.accepted(f"{lost.schedule_id}:b1") == 1
+    assert fire.read(lost).status == PostStatus.PUBLISHED
+    assert fire.read(wedged).lease_token == "dead-worker"  # the next run tries it again

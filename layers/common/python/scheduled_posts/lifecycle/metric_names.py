@@ -27,6 +27,8 @@ class Metric(StrEnum):
     LEASES_TAKEN_OVER = "LeasesTakenOver"
     RECONCILIATION_MISSES = "ReconciliationMisses"
     PENDING_REPAIRED = "PendingRepaired"
+    #: Posts, shards or owners a watchdog or reconciler run could not handle (it went on).
+    RESCUE_FAILURES = "RescueFailures"
     REDELIVERED = "Redelivered"
     #: Recurring schedules (issue 13): occurrence posts written, series that stopped
     #: materializing (``MAX_PENDING_POSTS`` reached).

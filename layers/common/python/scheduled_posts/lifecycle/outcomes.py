@@ -163,11 +163,8 @@ def final(
 ) -> ChannelRound:
     """A final result: ``published`` (with its lag from ``publish_at``, seconds, >= 0, and where
     it landed: ``remote_id``, ``remote_url``) or ``failed`` (the result's error, else
-    ``HTTP <status>``, after the result's ``reason`` when it has one).
-
-    ``finished_at`` is when the destination's answer arrived: it is ``published_at`` and the
-    end of the lag. A result replayed from an earlier attempt's idempotency record answered
-    before this attempt started: the attempt row then ends when it started, never before."""
+    ``HTTP <status>``, after the result's ``reason`` when it has one). ``finished_at``: when
+    the answer arrived (``published_at``); the attempt row never ends before it started."""
     number = started.attempt
     ended = max(finished_at, started.started_at)
     if result.outcome == "published":
@@ -378,8 +375,7 @@ def attempts_on_item(post: Post) -> list[Attempt]:
                     channel_id=cid,
                     attempt=d.attempts,
                     started_at=d.started_at,
-                    # a replayed answer may predate this attempt's start: never end before it
-                    finished_at=max(d.published_at, d.started_at) if d.published_at else None,
+                    finished_at=max(d.published_at or d.started_at, d.started_at),
                     outcome="published",
                     http_status=d.http_status,
                     lag_seconds=d.lag_seconds,

@@ -22,6 +22,11 @@ workers. Each run:
    GSI entries lag) are never "repaired" away.
 4. Emits ``ReconciliationMisses`` = posts rescued (0 when healthy) and ``PendingRepaired``.
 
+One post's or owner's failure (a write DynamoDB refuses, a throttled call) never stops the
+run: it is logged, counted (``failures``, the ``RescueFailures`` metric) and the run goes on to
+every other post and owner; the handler fails the invocation afterwards for the Errors alarm,
+and the next run retries what failed.
+
 A rescue message duplicates nothing harmful: claims and lease take-overs are conditional, so at
 most one message acts on a post (``docs/dispatch.md``).
 """
@@ -56,11 +61,22 @@ class ReconcileResult:
     drift_seen: dict[str, int] = field(default_factory=dict)
     pending_repaired: dict[str, int] = field(default_factory=dict)
     send_failures: int = 0
+    #: Posts or owners this run could not handle (an AWS error), retried by the next run.
+    failures: int = 0
 
     @property
     def misses(self) -> int:
         """``ReconciliationMisses``: posts the other mechanisms had left behind."""
         return len(self.rescued)
+
+
+def emit_rescue_failures(count: int) -> None:
+    """``RescueFailures``: posts (or shards, owners) a watchdog or reconciler run could not
+    handle, emitted when there were any."""
+    if count:
+        metrics.add_metric(
+            name=Metric.RESCUE_FAILURES, unit=Metric.RESCUE_FAILURES.unit, value=count
+        )
 
 
 def slack_seconds(settings: Settings) -> int:
@@ -116,7 +132,8 @@ class Reconciler:
         Raises
         ------
         botocore.exceptions.ClientError
-            From DynamoDB (the scheduler retries the run; a half run is harmless).
+            From reading the window (the scheduler retries the run; a half run is harmless).
+            A failure of one post or owner is counted in ``failures`` instead.
         """
         result = ReconcileResult()
         now = self.clock.now()
@@ -132,13 +149,23 @@ class Reconciler:
             owners.add(post.owner)
             if post.version != entry.version:
                 continue  # edited since: its current entry is elsewhere in the index
-            why = self._rescue(post, now, slack, result)
+            try:
+                why = self._rescue(post, now, slack, result)
+            except Exception:  # one post never stops the run (module docstring)
+                result.failures += 1
+                logger.exception("reconcile rescue failed", extra={"schedule_id": post.schedule_id})
+                continue
             if why is not None:
                 result.rescued[post.schedule_id] = why
         if result.misses:
             logger.warning("reconciliation misses", extra={"rescued": result.rescued})
         for owner in sorted(owners):
-            self._check_pending(owner, result)
+            try:
+                self._check_pending(owner, result)
+            except Exception:
+                result.failures += 1
+                logger.exception("pending check failed", extra={"owner": owner})
+        emit_rescue_failures(result.failures)
         metrics.add_metric(
             name=Metric.RECONCILIATION_MISSES,
             unit=Metric.RECONCILIATION_MISSES.unit,

@@ -9,8 +9,8 @@ lag it adds: ``LEASE_SECONDS + WATCHDOG_INTERVAL_SECONDS`` (see ``docs/dispatch.
 
 One post's failure (a throttled read or take-over, a refused send) or one shard's failed
 Query never stops the run: the others are still rescued, and the failures are counted
-(``failures``) so the handler can fail the invocation for the Errors alarm afterwards. A
-failed post keeps its expired lease, so the next run takes it over.
+(``failures``, the ``RescueFailures`` metric) so the handler can fail the invocation for the
+Errors alarm afterwards. A failed post keeps its expired lease, so the next run takes it over.
 """
 
 from __future__ import annotations
@@ -70,6 +70,10 @@ def rescue_expired_leases(
         except Exception:
             result.failures += 1
             logger.exception("expired lease query failed", extra={"shard": shard})
+    if result.failures:
+        metrics.add_metric(
+            name=Metric.RESCUE_FAILURES, unit=Metric.RESCUE_FAILURES.unit, value=result.failures
+        )
     if result.taken_over:
         metrics.add_metric(
             name=Metric.LEASES_TAKEN_OVER,

@@ -184,6 +184,15 @@ class OutboundHttp:
             resolver=resolver,
         )
 
+    def _timeout(self) -> float:
+        """This request's timeout: ``timeout_seconds`` cut to what is left of the deadline."""
+        if self.deadline is None:
+            return self.timeout_seconds
+        try:
+            return self.deadline.bound(self.timeout_seconds)
+        except DeadlinePassedError as exc:
+            raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.TIMEOUT) from exc
+
     def request(
         self,
         method: str,
@@ -204,12 +213,7 @@ class OutboundHttp:
             When the host does not resolve, the connection fails, the exchange times out or
             the attempt's deadline has passed (``timeout``, nothing sent).
         """
-        timeout = self.timeout_seconds
-        if self.deadline is not None:
-            try:
-                timeout = self.deadline.bound(timeout)
-            except DeadlinePassedError as exc:
-                raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.TIMEOUT) from exc
+        timeout = self._timeout()
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
         try:
