@@ -195,6 +195,24 @@ def test_api_front_without_token_answers_401_and_never_calls_the_handler() -> No
     assert headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize("path", ["/v1/health", "/openapi.json"])
+def test_api_front_public_route_without_token_reaches_the_handler(path: str) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        seen.append(event)
+        return {"statusCode": 200, "body": '{"status":"ok"}'}
+
+    front = _front(handler)
+    try:
+        status, _, body = _get(f"http://127.0.0.1:{front.port}{path}", None)
+    finally:
+        front.stop()
+    assert (status, body) == (200, b'{"status":"ok"}')
+    assert seen[0]["routeKey"] == f"GET {path}"
+    assert "authorizer" not in seen[0]["requestContext"]
+
+
 def test_api_front_with_token_passes_claims_and_returns_handler_response() -> None:
     seen: list[dict[str, Any]] = []
 

@@ -24,6 +24,7 @@ from scheduled_posts.api import (
     notification_endpoints,
     posts,
     recurring,
+    service,
 )
 from scheduled_posts.errors import ValidationFailedError
 
@@ -54,7 +55,7 @@ def build_resolver() -> APIGatewayHttpResolver:
     )
     problems.register(resolver)
     resolver.use(middlewares=[_known_query_only])
-    for module in (channels, notification_endpoints, posts, events, account, recurring):
+    for module in (service, channels, notification_endpoints, posts, events, account, recurring):
         resolver.include_router(module.router)
     return resolver
 
