@@ -6,7 +6,9 @@ assembled in ``scheduled_posts.api.resolver``); the route table is
 JWT authorizer. Before routing, ``scheduled_posts.api.precheck`` refuses an event without a
 usable caller (401), a body over 64 KiB (413), a body that is not ``application/json`` in
 UTF-8 (415) and one that is not plain UTF-8 JSON (400). Every error is
-``application/problem+json`` (``scheduled_posts.problems``).
+``application/problem+json`` (``scheduled_posts.problems``). Every answer carries
+``Cache-Control: no-store`` and ``X-Content-Type-Options: nosniff``
+(``scheduled_posts.api.headers``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from scheduled_posts.api.headers import with_api_headers
 from scheduled_posts.api.precheck import caller, lower_media_type, precheck, proxy_problem
 from scheduled_posts.api.resolver import app
 from scheduled_posts.api_app import get_dependencies
@@ -34,6 +37,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     deps.series_creator.idempotency_config.register_lambda_context(context)
     refused = precheck(event)
     if refused is not None:
-        return proxy_problem(refused)
+        return with_api_headers(proxy_problem(refused))
     app.append_context(owner=caller(event))
-    return app.resolve(lower_media_type(event), context)
+    return with_api_headers(app.resolve(lower_media_type(event), context))
