@@ -30,6 +30,7 @@ import jwt
 from local.emulation.http_api import build_event
 from local.emulation.lambda_runtime import LambdaFunction
 from local.static_site import StaticSite
+from scheduled_posts.api.headers import API_HEADERS
 from scheduled_posts.api.routes import ROUTES
 
 log = logging.getLogger("local.api")
@@ -48,6 +49,13 @@ _ROUTE_PATTERNS = [
     )
     for route in sorted(ROUTES, key=lambda r: r.path.count("{"))
 ]
+
+#: The headers of the front's own JSON errors (401, 404, 413, 500): the API Lambda's headers
+#: (``scheduled_posts.api.headers``) so that every API answer carries them locally.
+_FRONT_JSON = (("content-type", "application/json"), *API_HEADERS.items())
+
+#: The keys of the routes that answer without a token (no authorizer when deployed).
+PUBLIC_ROUTE_KEYS = frozenset(route.key for route in ROUTES if not route.auth)
 
 
 def match_route(method: str, path: str) -> tuple[str, dict[str, str]] | None:
@@ -141,7 +149,7 @@ def unauthorized_response(error: Unauthorized) -> tuple[int, dict[str, str], byt
         challenge = f'Bearer scope="" error="invalid_token" error_description="{error.description}"'
     return (
         401,
-        {"content-type": "application/json", "www-authenticate": challenge},
+        {"content-type": "application/json", "www-authenticate": challenge, **API_HEADERS},
         b'{"message":"Unauthorized"}',
     )
 
@@ -170,7 +178,20 @@ def response_from_result(result: Any) -> tuple[int, list[tuple[str, str]], bytes
 
 def internal_error() -> tuple[int, list[tuple[str, str]], bytes]:
     """API Gateway's answer when the integration fails: 500 ``Internal Server Error``."""
-    return 500, [("content-type", "application/json")], b'{"message":"Internal Server Error"}'
+    return 500, list(_FRONT_JSON), b'{"message":"Internal Server Error"}'
+
+
+#: Connections the kernel holds for the front before it accepts them (``listen`` backlog;
+#: ``socketserver``'s default is 5). The docs' local load (20+ concurrent clients, a burst of
+#: posts from the page and the benchmarks) needs more: past the backlog a connection is dropped
+#: or reset before the server sees it.
+LISTEN_BACKLOG = 128
+
+
+class _FrontServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a :data:`LISTEN_BACKLOG` deep accept queue."""
+
+    request_queue_size = LISTEN_BACKLOG
 
 
 class ApiFront:
@@ -213,7 +234,7 @@ class ApiFront:
             def log_message(self, format: str, *args: Any) -> None:
                 log.debug("%s " + format, self.address_string(), *args)
 
-        self.server = ThreadingHTTPServer((host, port), _Handler)
+        self.server = _FrontServer((host, port), _Handler)
         self.server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -245,7 +266,7 @@ class ApiFront:
             self._send(
                 request,
                 413,
-                [("content-type", "application/json")],
+                list(_FRONT_JSON),
                 b'{"message":"Request Entity Too Large"}',
             )
             return
@@ -258,12 +279,14 @@ class ApiFront:
             self._send(request, *page)
             return
         if route is None:
-            self._send(
-                request, 404, [("content-type", "application/json")], b'{"message":"Not Found"}'
-            )
+            self._send(request, 404, list(_FRONT_JSON), b'{"message":"Not Found"}')
             return
         try:
-            claims = self.checker.check(request.headers.get("authorization"))
+            claims = (
+                self.checker.check(request.headers.get("authorization"))
+                if route[0] not in PUBLIC_ROUTE_KEYS
+                else None
+            )
         except Unauthorized as exc:
             status, headers, payload = unauthorized_response(exc)
             self._send(request, status, list(headers.items()), payload)

@@ -1,65 +1,19 @@
 """Print the API's OpenAPI 3 document, generated from the code by Powertools.
 
 ``python -m functions.api.openapi > openapi.json`` (``make openapi``); a test fails when the
-committed ``openapi.json`` differs from what this prints.
+committed ``openapi.json`` differs from what this prints, or from what ``GET /openapi.json``
+serves. The document itself is built in ``scheduled_posts.api.openapi``.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
-
-from functions.api.handler import app
-
-TITLE = "scheduled-posts API"
-VERSION = "1.0.0"
-DESCRIPTION = (
-    "Schedule social-media posts; each is published once per channel, never early. "
-    "Every error the service returns is application/problem+json (RFC 9457). API Gateway "
-    'itself answers 401 {"message":"Unauthorized"} (JWT authorizer) and '
-    '429 {"message":"Too Many Requests"} (throttling).'
-)
-
-
-#: The one spelling of each header name the API documents (RFC 9110 field names are
-#: case-insensitive; Powertools writes its header parameters in lower case, the docs do not).
-HEADER_NAMES = {name.lower(): name for name in ("Idempotency-Key", "If-Match")}
-#: The ``ETag`` every single-post answer carries (``models.api.etag_of``).
-ETAG_HEADER = {
-    "ETag": {
-        "description": 'The post\'s entity tag: "<version>" while scheduled, then '
-        '"<version>-<digest>"; send it back in If-Match',
-        "schema": {"type": "string"},
-    }
-}
-
-
-def _canonical(document: dict[str, Any]) -> dict[str, Any]:
-    """Header parameters in their documented spelling; ``ETag`` on single-post answers."""
-    for operations in document.get("paths", {}).values():
-        for operation in operations.values():
-            for parameter in operation.get("parameters", []):
-                if parameter.get("in") == "header":
-                    parameter["name"] = HEADER_NAMES.get(parameter["name"], parameter["name"])
-            for code, response in operation.get("responses", {}).items():
-                schema = response.get("content", {}).get("application/json", {}).get("schema", {})
-                if code.startswith("2") and schema.get("$ref") == "#/components/schemas/PostOut":
-                    response["headers"] = ETAG_HEADER
-    return document
+from scheduled_posts.api import openapi
+from scheduled_posts.api.resolver import app
 
 
 def openapi_document() -> str:
-    """The OpenAPI 3 document as indented JSON (stable key order, trailing newline)."""
-    raw = app.get_openapi_json_schema(
-        title=TITLE,
-        version=VERSION,
-        description=DESCRIPTION,
-        security_schemes={"bearerAuth": HTTPBearer(scheme="bearer", bearerFormat="JWT")},
-        security=[{"bearerAuth": []}],
-    )
-    return json.dumps(_canonical(json.loads(raw)), indent=2, sort_keys=True) + "\n"
+    """The document of the API's resolver (indented JSON with a trailing newline)."""
+    return openapi.openapi_document(app)
 
 
 if __name__ == "__main__":

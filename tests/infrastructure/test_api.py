@@ -9,7 +9,10 @@ from aws_cdk.assertions import Match
 from scheduled_posts.api.routes import ROUTES
 from tests.infrastructure.conftest import Synthesized
 
+#: The routes that answer without a token (no authorizer).
+PUBLIC_ROUTE_KEYS = {"GET /openapi.json", "GET /v1/health"}
 EXPECTED_ROUTE_KEYS = {
+    *PUBLIC_ROUTE_KEYS,
     "GET /v1/channels",
     "POST /v1/channels",
     "GET /v1/channels/{channel_id}",
@@ -50,13 +53,21 @@ def test_api_routes_are_the_service_surface(dev: Synthesized) -> None:
     assert {route.key for route in ROUTES} == EXPECTED_ROUTE_KEYS
 
 
-def test_api_every_route_has_the_jwt_authorizer(dev: Synthesized) -> None:
+def test_api_every_route_but_the_public_ones_has_the_jwt_authorizer(dev: Synthesized) -> None:
     (authorizer_id,) = dev.of_type("AWS::ApiGatewayV2::Authorizer")
     routes = dev.of_type("AWS::ApiGatewayV2::Route").values()
     for route in routes:
         props = route["Properties"]
+        if props["RouteKey"] in PUBLIC_ROUTE_KEYS:
+            assert props["AuthorizationType"] == "NONE", props["RouteKey"]
+            assert "AuthorizerId" not in props, props["RouteKey"]
+            continue
         assert props["AuthorizationType"] == "JWT", props["RouteKey"]
         assert props["AuthorizerId"] == {"Ref": authorizer_id}, props["RouteKey"]
+
+
+def test_api_public_routes_are_the_route_tables_public_routes() -> None:
+    assert {route.key for route in ROUTES if not route.auth} == PUBLIC_ROUTE_KEYS
 
 
 def test_api_authorizer_trusts_the_stack_user_pool_client(dev: Synthesized) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import base64
+import http.client
 import json
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -195,6 +197,24 @@ def test_api_front_without_token_answers_401_and_never_calls_the_handler() -> No
     assert headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize("path", ["/v1/health", "/openapi.json"])
+def test_api_front_public_route_without_token_reaches_the_handler(path: str) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        seen.append(event)
+        return {"statusCode": 200, "body": '{"status":"ok"}'}
+
+    front = _front(handler)
+    try:
+        status, _, body = _get(f"http://127.0.0.1:{front.port}{path}", None)
+    finally:
+        front.stop()
+    assert (status, body) == (200, b'{"status":"ok"}')
+    assert seen[0]["routeKey"] == f"GET {path}"
+    assert "authorizer" not in seen[0]["requestContext"]
+
+
 def test_api_front_with_token_passes_claims_and_returns_handler_response() -> None:
     seen: list[dict[str, Any]] = []
 
@@ -277,3 +297,60 @@ def test_api_front_undocumented_method_answers_404_not_501(method: str) -> None:
     finally:
         front.stop()
     assert (status, body, calls) == (404, b'{"message":"Not Found"}', [])
+
+
+API_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+
+
+def _lower(headers: dict[str, str]) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers.items()}
+
+
+def test_api_front_own_errors_carry_the_api_headers() -> None:
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    front = _front(handler)
+    base = f"http://127.0.0.1:{front.port}"
+    try:
+        answers = [
+            _get(f"{base}/v1/channels", None),  # 401
+            _get(f"{base}/v1/nothing-here", None),  # 404
+            _get(f"{base}/v1/channels", _token()),  # 500
+        ]
+        connection = http.client.HTTPConnection("127.0.0.1", front.port, timeout=5)
+        connection.putrequest("POST", "/v1/channels")
+        connection.putheader("content-length", str(20 * 1024 * 1024))
+        connection.endheaders()
+        reply = connection.getresponse()
+        answers.append((reply.status, dict(reply.getheaders()), reply.read()))
+        connection.close()
+    finally:
+        front.stop()
+    assert [status for status, _, _ in answers] == [401, 404, 500, 413]
+    for _, headers, _ in answers:
+        lowered = _lower(headers)
+        assert {name: lowered.get(name) for name in API_HEADERS} == API_HEADERS, headers
+
+
+def test_api_front_holds_thirty_connections_before_it_accepts_any() -> None:
+    # Given a front that is not serving yet (nothing accepts), When 30 clients connect,
+    # Then the kernel holds every connection (a backlog of 5 holds about 6; the rest hang).
+    front = ApiFront(
+        LambdaFunction("api", 5, handler=lambda e, c: {}),
+        JwtChecker(SECRET),
+        host="127.0.0.1",
+        port=0,
+    )
+    clients: list[socket.socket] = []
+    try:
+        for _ in range(30):
+            client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            client.settimeout(0.5)
+            clients.append(client)
+            client.connect(("127.0.0.1", front.port))
+    finally:
+        for client in clients:
+            client.close()
+        front.stop()
+    assert len(clients) == 30

@@ -40,6 +40,9 @@ def _routes(path: str, *methods: str, auth: bool = True) -> tuple[ApiRoute, ...]
 
 #: Every route of the service, grouped by resource (``scheduled_posts/api/<resource>.py``).
 ROUTES: tuple[ApiRoute, ...] = (
+    # service.py: no caller needed
+    *_routes("/openapi.json", "GET", auth=False),
+    *_routes("/v1/health", "GET", auth=False),
     # channels.py
     *_routes("/v1/channels", "GET", "POST"),
     *_routes("/v1/channels/{channel_id}", "GET", "PATCH", "DELETE"),
