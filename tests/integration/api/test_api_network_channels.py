@@ -353,3 +353,58 @@ def test_export_shows_network_channels_without_credentials_or_session(
     assert sealed  # the sealed parts (ciphertext, wrapped key) of the stored credentials
     for secret in (account.token, *sealed, "session-sealed-0001"):
         assert secret not in body
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("http://127.0.0.1:9/prefix", "a path"),
+        ("http://127.0.0.1:9/?q=1", "a query"),
+        ("http://127.0.0.1:9#top", "a fragment"),
+        ("http://user:pw@127.0.0.1:9", "user info"),
+    ],
+)
+def test_create_channel_network_url_not_an_origin_is_422_naming_field_and_rule(
+    api: ApiClient, url: str, found: str
+) -> None:
+    # Given a Mastodon instance_url and a Bluesky service_url that are not bare origins
+    bodies = {
+        "instance_url": mastodon_body(url, "tok-never-sent-0001"),
+        "service_url": {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": url,
+            "handle": "alice.test",
+            "app_password": "aaaa-bbbb-cccc-dddd",
+        },
+    }
+    for field, body in bodies.items():
+        # When a channel is created with it
+        answer = api.post("/v1/channels", body)
+        # Then a 422 names the field and the origin rule, and nothing is stored
+        assert answer.status == 422, answer.json
+        [error] = answer.json["errors"]
+        assert error["loc"] == ["body", field]
+        assert "must be an origin (scheme://host[:port]" in error["msg"]
+        assert found in error["msg"]
+    assert api.get("/v1/channels").json["items"] == []
+
+
+def test_patch_instance_url_with_a_path_is_422_and_keeps_the_channel(
+    api: ApiClient, aws: AwsResources, mastodon_channel: str, stand_in: tuple[MastodonStandIn, str]
+) -> None:
+    before = channel_item(aws, "alice", mastodon_channel)
+    answer = api.patch(
+        f"/v1/channels/{mastodon_channel}",
+        {"instance_url": stand_in[1] + "/prefix?q=", "access_token": "tok-alice-secret-0001"},
+    )
+    assert answer.status == 422, answer.json
+    assert answer.json["errors"][0]["loc"] == ["body", "instance_url"]
+    assert channel_item(aws, "alice", mastodon_channel) == before
+
+
+def test_create_mastodon_channel_origin_with_trailing_slash_is_accepted(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1] + "/", account.token))
+    assert (answer.status, answer.json["url"]) == (201, stand_in[1])

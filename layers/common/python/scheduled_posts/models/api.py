@@ -19,6 +19,7 @@ import unicodedata
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -175,6 +176,41 @@ PublishAt = Annotated[
 
 ChannelName = Annotated[StrictStr, Field(min_length=1, max_length=100), AfterValidator(_not_blank)]
 HttpUrl = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+
+
+def _origin_rule(value: str) -> str:
+    """A network's base URL must be an origin (RFC 6454: ``scheme://host[:port]``, an
+    optional trailing ``/``): every later call, with the credential, goes under it, so a path,
+    query, fragment or user info would move those calls (decision: a network's URL is an
+    origin)."""
+    rule = "must be an origin (scheme://host[:port], an optional trailing /)"
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"{rule}: {exc}") from exc
+    if not parts.scheme or not parts.netloc:
+        raise ValueError(f"{rule}: the scheme or the host is missing")
+    found = [
+        name
+        for name, present in (
+            ("user info", "@" in parts.netloc),
+            ("a path", parts.path not in ("", "/")),
+            ("a query", "?" in value),
+            ("a fragment", "#" in value),
+        )
+        if present
+    ]
+    if found:
+        raise ValueError(f"{rule}, not one with {' and '.join(found)}")
+    return value
+
+
+OriginUrl = Annotated[
+    HttpUrl,
+    Field(description="An origin: scheme://host[:port], an optional trailing /"),
+    AfterValidator(_origin_rule),
+]
 #: A credential: a :class:`SecretStr`, so it never shows in a repr, a log or an error.
 Credential = Annotated[
     SecretStr,
@@ -225,9 +261,9 @@ class ChannelCreate(BaseModel):
     name: ChannelName
     url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
-    instance_url: HttpUrl | None = None
+    instance_url: OriginUrl | None = None
     access_token: Credential | None = None
-    service_url: HttpUrl | None = None
+    service_url: OriginUrl | None = None
     handle: Handle | None = None
     app_password: Credential | None = None
 
@@ -251,9 +287,9 @@ class ChannelPatch(BaseModel):
     name: ChannelName | None = None
     url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
-    instance_url: HttpUrl | None = None
+    instance_url: OriginUrl | None = None
     access_token: Credential | None = None
-    service_url: HttpUrl | None = None
+    service_url: OriginUrl | None = None
     handle: Handle | None = None
     app_password: Credential | None = None
 
