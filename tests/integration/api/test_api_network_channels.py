@@ -112,7 +112,7 @@ def test_sealed_credentials_open_to_the_token(
     created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
     channel = get_dependencies().channels.get("alice", created.json["channel_id"])
     assert channel is not None
-    access = get_dependencies().channel_secrets.mastodon_access(channel)
+    access = get_dependencies().channel_secrets.access(channel)
     assert access.access_token.get_secret_value() == account.token
     assert access.account_id == account.id
 
@@ -181,7 +181,7 @@ def test_patch_mastodon_channel_replaces_token_and_reactivates(
     assert answer.json["account"]["id"] == fresh.id
     channel = repo.get("alice", channel_id)
     assert channel is not None
-    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    opened = get_dependencies().channel_secrets.access(channel)
     assert opened.access_token.get_secret_value() == fresh.token
 
 
@@ -193,7 +193,7 @@ def test_patch_with_refused_token_is_422_and_keeps_the_old_one(
     assert answer.status == 422
     channel = get_dependencies().channels.get("alice", channel_id)
     assert channel is not None
-    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    opened = get_dependencies().channel_secrets.access(channel)
     assert opened.access_token.get_secret_value() == account.token
 
 

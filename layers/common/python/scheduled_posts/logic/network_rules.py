@@ -1,6 +1,6 @@
 """The networks' length rules applied to a post's text when it is created or edited (and again
 by the adapters at publish time): a 422 problem names the channel, the rule, the count and the
-limit (rules: ``platforms/text_length.py``)."""
+limit (each platform's ``length_rule``: ``platforms/registry.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.text_length import check_length
+from scheduled_posts.platforms.registry import check_length
 
 
 def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     SecretStr,
     StrictBool,
     StrictInt,
@@ -34,9 +35,11 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.platforms.registry import BUILTIN_SPECS, platform_names, spec_of
 
 #: Longest ``content``, in Unicode code points (issue 2).
 MAX_CONTENT_CODE_POINTS = 5000
@@ -48,12 +51,27 @@ MAX_CHANNELS_PER_POST = 10
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
-class Platform(StrEnum):
-    """Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."""
+#: The built-in platforms as the OpenAPI document names them (built from the registry,
+#: ``platforms/registry.py``; the API accepts every registered platform: :data:`PlatformName`).
+Platform = StrEnum("Platform", [(spec.name.upper(), spec.name) for spec in BUILTIN_SPECS])  # type: ignore[misc]
+Platform.__doc__ = (
+    "Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."
+)
 
-    WEBHOOK = "webhook"
-    MASTODON = "mastodon"
-    BLUESKY = "bluesky"
+
+def _registered_platform(value: Any) -> str:
+    """``value`` when it names a registered platform; otherwise the error pydantic gives an
+    enum, listing the registered names."""
+    names = platform_names()
+    if isinstance(value, str) and value in names:
+        return value
+    quoted = [repr(name) for name in names]
+    expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
+    raise PydanticCustomError("enum", "Input should be {expected}", {"expected": expected})
+
+
+#: A registered platform's name (``platforms/registry.py``), documented as :data:`Platform`.
+PlatformName = Annotated[str, PlainValidator(_registered_platform, json_schema_input_type=Platform)]
 
 
 #: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
@@ -222,31 +240,15 @@ Handle = Annotated[
     StringConstraints(pattern=r"^@?[A-Za-z0-9.-]+$"),
 ]
 
-#: Which fields each platform takes (beyond ``platform``, ``name``, ``rate_limit_per_minute``).
-_PLATFORM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # platform: (required, optional)
-    "webhook": (("url",), ()),
-    "mastodon": (("instance_url", "access_token"), ()),
-    "bluesky": (("handle", "app_password"), ("service_url",)),
-}
-_CREDENTIAL_FIELDS = (
-    "url",
-    "instance_url",
-    "access_token",
-    "service_url",
-    "handle",
-    "app_password",
-)
-
 
 def _check_platform_fields(
     platform: str, given: set[str], *, require: bool
 ) -> list[tuple[str, str]]:
-    required, optional = _PLATFORM_FIELDS[platform]
-    problems = [(f, f"is not a field of a {platform} channel") for f in sorted(given)
-                if f in _CREDENTIAL_FIELDS and f not in required + optional]  # fmt: skip
+    spec = spec_of(platform)
+    takes = spec.required_fields + spec.optional_fields
+    problems = [(f, f"is not a field of a {platform} channel") for f in sorted(given - set(takes))]
     if require:
-        problems += [(f, "Field required") for f in required if f not in given]
+        problems += [(f, "Field required") for f in spec.required_fields if f not in given]
     return problems
 
 
@@ -257,7 +259,7 @@ class ChannelCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    platform: Platform
+    platform: PlatformName
     name: ChannelName
     url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
@@ -269,11 +271,14 @@ class ChannelCreate(BaseModel):
 
     @model_validator(mode="after")
     def _fields_of_the_platform(self) -> ChannelCreate:
-        given = {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
-        broken = _check_platform_fields(self.platform.value, given, require=True)
+        broken = _check_platform_fields(self.platform, set(self.credential_values()), require=True)
         if broken:
             raise ValueError("; ".join(f"{field} {msg.lower()}" for field, msg in broken))
         return self
+
+    def credential_values(self) -> dict[str, Any]:
+        """The platform fields this body sets (``url`` and the credentials, as ``SecretStr``)."""
+        return {f: getattr(self, f) for f in CREDENTIAL_FIELDS if getattr(self, f) is not None}
 
 
 class ChannelPatch(BaseModel):
@@ -299,9 +304,17 @@ class ChannelPatch(BaseModel):
             raise ValueError("give at least one field to change")
         return self
 
-    def credential_fields(self) -> set[str]:
-        """The credential fields this patch sets."""
-        return {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
+    def credential_values(self) -> dict[str, Any]:
+        """The platform fields this patch sets (``url`` and the credentials, as ``SecretStr``)."""
+        return {f: getattr(self, f) for f in CREDENTIAL_FIELDS if getattr(self, f) is not None}
+
+
+#: The fields of a channel body that belong to a platform (``url`` and the credentials): every
+#: field but ``platform``, ``name`` and ``rate_limit_per_minute``. A platform's spec names which
+#: of them it takes.
+CREDENTIAL_FIELDS: tuple[str, ...] = tuple(
+    f for f in ChannelCreate.model_fields if f not in ("platform", "name", "rate_limit_per_minute")
+)
 
 
 class ChannelAccountOut(BaseModel):
@@ -366,7 +379,7 @@ class ChannelCreated(ChannelOut):
 
     @classmethod
     def of_new(cls, channel: Channel) -> ChannelCreated:
-        secret = channel.signing_secret if channel.platform == Platform.WEBHOOK else None
+        secret = channel.signing_secret if spec_of(channel.platform).signed else None
         return cls(**ChannelOut.of(channel).model_dump(), signing_secret=secret)
 
 

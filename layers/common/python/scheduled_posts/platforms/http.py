@@ -37,7 +37,7 @@ from scheduled_posts.models.network import ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.redaction import authorization_secrets, redact
-from scheduled_posts.platforms.text_length import check_length
+from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.url_policy import (
     Resolver,
     UnresolvableDestinationError,
