@@ -22,7 +22,7 @@ from scheduled_posts.errors import (
 from scheduled_posts.logic.cursor import CHANNELS_QUERY, CursorCodec
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
 from scheduled_posts.models.api import ChannelCreate, ChannelPatch
-from scheduled_posts.models.network import ChannelStatus
+from scheduled_posts.models.network import ChannelAccount, ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.registry import spec_of
@@ -82,7 +82,41 @@ def _with_network_credentials(
         raise NetworkUnavailableError("no credentials key is configured")
     checker = deps.checker or CredentialChecker(deps.settings, resolver=deps.resolver)
     checked = checker.check(channel.platform, fields.credential_values(), current)
+    if current is not None and not getattr(fields, "switch_account", False):
+        _refuse_another_account(spec_of(channel.platform), current, checked)
     return _with_credentials(channel, checked, channel_secrets=deps.channel_secrets)
+
+
+def _who(account: ChannelAccount | None) -> str:
+    if account is None:
+        return "no account"
+    return f"{account.acct or account.handle} ({account.id or account.did})"
+
+
+def _refuse_another_account(
+    spec: PlatformSpec, current: Channel, checked: CheckedCredentials
+) -> None:
+    """A 422 when ``checked`` is another account than ``current``'s (the spec's
+    ``account_key``): reconnecting must not move a channel's posts to another account by
+    accident (decision: reconnecting with another account needs switch_account)."""
+    if current.account is None:
+        return
+    if spec.account_key(current.url, current.account) == spec.account_key(
+        checked.url, checked.account
+    ):
+        return
+    raise ValidationFailedError(
+        "the new credentials are for another account",
+        [
+            {
+                "loc": ["body", "switch_account"],
+                "msg": f"the new credentials are for {_who(checked.account)} at {checked.url},"
+                f" not the channel's {_who(current.account)} at {current.url}: send"
+                ' "switch_account": true to move the channel and its pending posts there',
+                "type": "account_changed",
+            }
+        ],
+    )
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,7 @@ ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 #: The built-in platforms as the OpenAPI document names them (built from the registry,
 #: ``platforms/registry.py``; the API accepts every registered platform: :data:`PlatformName`).
 Platform = StrEnum("Platform", [(spec.name.upper(), spec.name) for spec in BUILTIN_SPECS])  # type: ignore[misc]
-Platform.__doc__ = (
-    "Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."
-)
+Platform.__doc__ = "Known delivery platforms (one spec each in ``platforms/registry.py``)."
 
 
 def _registered_platform(value: Any) -> str:
@@ -285,7 +283,8 @@ class ChannelPatch(BaseModel):
     """``PATCH /v1/channels/{id}`` body: a new ``name`` and/or new credentials (checked with
     the network again; a webhook's ``url`` too). Credentials are replaced as a whole: a
     Mastodon channel takes ``access_token`` (with ``instance_url`` optional), a Bluesky channel
-    ``app_password`` (with ``handle`` and ``service_url`` optional)."""
+    ``app_password`` (with ``handle`` and ``service_url`` optional); credentials of another
+    account need ``switch_account: true``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -297,6 +296,12 @@ class ChannelPatch(BaseModel):
     service_url: OriginUrl | None = None
     handle: Handle | None = None
     app_password: Credential | None = None
+    switch_account: StrictBool = Field(
+        False,
+        description="New credentials of another network account than the channel's (another "
+        "Mastodon account id or instance, another Bluesky DID) are a 422 unless this is true: "
+        "then the channel, and its pending posts, move to that account",
+    )
 
     @model_validator(mode="after")
     def _something(self) -> ChannelPatch:

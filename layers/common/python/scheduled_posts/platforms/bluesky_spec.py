@@ -17,6 +17,7 @@ from scheduled_posts.platforms.base import PlatformAdapter
 from scheduled_posts.platforms.spec import (
     CheckedCredentials,
     PlatformSpec,
+    account_did,
     missing,
     refused,
     required,
@@ -102,4 +103,5 @@ SPEC = PlatformSpec(
     check=_check,
     access=_access,
     length_rule=bluesky_rule,
+    account_key=account_did,
 )

@@ -49,6 +49,21 @@ CredentialCheck = Callable[["OutboundHttp", Mapping[str, Any], Channel | None], 
 AccessLoader = Callable[[Channel, dict[str, str]], Any]
 #: ``rule(text, limits) -> violations`` (empty when the text fits), counted as the network does.
 LengthRule = Callable[[str, ChannelLimits | None], "list[LengthViolation]"]
+#: ``key(url, account) -> identity``: two credentials of one channel are the same account when
+#: their keys are equal.
+AccountKey = Callable[[str, ChannelAccount | None], tuple[str | None, ...]]
+
+
+def account_on_instance(url: str, account: ChannelAccount | None) -> tuple[str | None, ...]:
+    """The network's origin and the account ``id``: an id is unique on its instance only
+    (Mastodon account ids, https://docs.joinmastodon.org/entities/Account/#id)."""
+    return (url.rstrip("/").lower(), account.id if account else None)
+
+
+def account_did(url: str, account: ChannelAccount | None) -> tuple[str | None, ...]:
+    """The account's DID, whatever its PDS: an account that moves to another PDS keeps its DID
+    (https://atproto.com/guides/account-migration)."""
+    return (account.did if account else None,)
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,9 @@ class PlatformSpec:
     length_rule
         The network's length rule (:data:`LengthRule`); ``None``: no rule beyond the API's
         5,000 code points.
+    account_key
+        Which account credentials belong to (:data:`AccountKey`): new credentials of another
+        account are refused on a ``PATCH`` unless it asks ``"switch_account": true``.
     signed
         Deliveries are signed with the channel's signing secret (webhook): the secret is shown
         on create and can be rotated.
@@ -92,6 +110,7 @@ class PlatformSpec:
     check: CredentialCheck | None = None
     access: AccessLoader | None = None
     length_rule: LengthRule | None = None
+    account_key: AccountKey = account_on_instance
     signed: bool = False
     media_rules: Any = None
 
