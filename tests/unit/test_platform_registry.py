@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from scheduled_posts.models.api import CREDENTIAL_FIELDS, ChannelPatch, Platform
+from scheduled_posts.models.api import CREDENTIAL_FIELDS, ChannelPatch
+from scheduled_posts.models.channel_fields import Platform
 from scheduled_posts.platforms.registry import (
     BUILTIN_SPECS,
     UnknownPlatformError,
