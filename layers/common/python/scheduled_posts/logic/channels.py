@@ -69,6 +69,16 @@ def check_outbound_url(
         ) from exc
 
 
+@dataclass(frozen=True)
+class _NetworkDeps:
+    """What checking and sealing a channel's credentials needs."""
+
+    settings: Settings
+    resolver: Resolver
+    checker: CredentialChecker | None
+    channel_secrets: ChannelSecrets | None
+
+
 def _with_network_credentials(
     channel: Channel,
     fields: ChannelCreate | ChannelPatch,
@@ -82,7 +92,7 @@ def _with_network_credentials(
         raise NetworkUnavailableError("no credentials key is configured")
     checker = deps.checker or CredentialChecker(deps.settings, resolver=deps.resolver)
     checked = checker.check(channel.platform, fields.credential_values(), current)
-    if current is not None and not getattr(fields, "switch_account", False):
+    if current is not None and isinstance(fields, ChannelPatch) and not fields.switch_account:
         _refuse_another_account(spec_of(channel.platform), current, checked)
     return _with_credentials(channel, checked, channel_secrets=deps.channel_secrets)
 
@@ -117,14 +127,6 @@ def _refuse_another_account(
             }
         ],
     )
-
-
-@dataclass(frozen=True)
-class _NetworkDeps:
-    settings: Settings
-    resolver: Resolver
-    checker: CredentialChecker | None
-    channel_secrets: ChannelSecrets | None
 
 
 def _with_credentials(
