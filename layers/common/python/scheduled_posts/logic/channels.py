@@ -221,7 +221,8 @@ def update_channel(
     ChannelNotFoundError
         Missing or another user's channel (404).
     ValidationFailedError
-        (422) A field of another platform, an unsafe URL, or credentials the network refused.
+        (422) A field of another platform, an unsafe URL, credentials the network refused,
+        or credentials of another account without ``switch_account`` (at that field).
     NetworkUnavailableError
         (502) The network or KMS cannot answer now; nothing is changed.
     """
