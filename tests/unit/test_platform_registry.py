@@ -8,8 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from pydantic import ValidationError
 
-from scheduled_posts.models.api import CREDENTIAL_FIELDS, ChannelPatch
+from scheduled_posts.models.api import CREDENTIAL_FIELDS, ChannelCreate, ChannelPatch
 from scheduled_posts.models.channel_fields import Platform
 from scheduled_posts.platforms.registry import (
     BUILTIN_SPECS,
@@ -67,3 +68,16 @@ def test_registry_and_api_models_import_no_adapter_module() -> None:
     # Then no adapter (nor the outbound transport) was imported
     for heavy in ("webhook", "mastodon", "bluesky", "http", "atproto_text", "url_policy"):
         assert f"'scheduled_posts.platforms.{heavy}'" not in out, out
+
+
+@pytest.mark.parametrize("value", ["myspace", 5, None, "Webhook"])
+def test_registry_unknown_platform_is_the_enum_error_pydantic_gave(value: object) -> None:
+    # The request field validates against the live registry; its error stays the one the
+    # former enum field gave (the problem body did not change)
+    with pytest.raises(ValidationError) as caught:
+        ChannelCreate.model_validate({"platform": value, "name": "n", "url": "https://x.example"})
+    [error] = [e for e in caught.value.errors() if e["loc"] == ("platform",)]
+    assert (error["type"], error["msg"]) == (
+        "enum",
+        "Input should be 'webhook', 'mastodon' or 'bluesky'",
+    )
