@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.text_length import (
     bluesky_limits,
-    check_length,
     grapheme_count,
     mastodon_length,
     mastodon_limits,

@@ -17,9 +17,9 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.registry import (
-    KNOWN_PLATFORMS,
     UnknownPlatformError,
     get_adapter,
+    platform_names,
 )
 from scheduled_posts.platforms.signing import sign, verify
 from scheduled_posts.platforms.url_policy import Destination, check_destination
@@ -456,7 +456,7 @@ def test_get_adapter_unknown_platform_raises() -> None:
 
 
 def test_known_platforms_lists_webhook() -> None:
-    assert "webhook" in KNOWN_PLATFORMS
+    assert "webhook" in platform_names()
 
 
 # -- over real HTTP on loopback -------------------------------------------------------------

@@ -63,6 +63,12 @@ def bluesky_body(local_pds: Any, handle: str, app_password: str) -> dict[str, An
     }
 
 
+def second_token(state: MastodonStandIn, account: Account, token: str) -> Account:
+    """Another token of ``account`` (a reconnect of the same account)."""
+    state.accounts[token] = Account(id=account.id, username=account.username, token=token)
+    return state.accounts[token]
+
+
 def channel_item(aws: AwsResources, owner: str, channel_id: str) -> dict[str, Any]:
     table = boto3.resource("dynamodb", region_name="us-east-1").Table(aws.settings.POSTS_TABLE_NAME)
     return table.get_item(Key={"pk": f"OWNER#{owner}", "sk": f"CHANNEL#{channel_id}"})["Item"]
@@ -112,7 +118,7 @@ def test_sealed_credentials_open_to_the_token(
     created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token))
     channel = get_dependencies().channels.get("alice", created.json["channel_id"])
     assert channel is not None
-    access = get_dependencies().channel_secrets.mastodon_access(channel)
+    access = get_dependencies().channel_secrets.access(channel)
     assert access.access_token.get_secret_value() == account.token
     assert access.account_id == account.id
 
@@ -172,16 +178,16 @@ def test_patch_mastodon_channel_replaces_token_and_reactivates(
 
     repo.set_status("alice", channel_id, ChannelStatus.NEEDS_REAUTHORIZATION, reason="HTTP 401")
     assert api.get(f"/v1/channels/{channel_id}").json["status"] == "needs_reauthorization"
-    fresh = stand_in[0].add_account("alice2", token="tok-fresh-0002")
+    fresh = second_token(stand_in[0], account, "tok-fresh-0002")
     answer = api.patch(
         f"/v1/channels/{channel_id}", {"name": "renamed", "access_token": fresh.token}
     )
     assert answer.status == 200, answer.json
     assert (answer.json["name"], answer.json["status"]) == ("renamed", "active")
-    assert answer.json["account"]["id"] == fresh.id
+    assert answer.json["account"]["id"] == account.id
     channel = repo.get("alice", channel_id)
     assert channel is not None
-    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    opened = get_dependencies().channel_secrets.access(channel)
     assert opened.access_token.get_secret_value() == fresh.token
 
 
@@ -193,7 +199,7 @@ def test_patch_with_refused_token_is_422_and_keeps_the_old_one(
     assert answer.status == 422
     channel = get_dependencies().channels.get("alice", channel_id)
     assert channel is not None
-    opened = get_dependencies().channel_secrets.mastodon_access(channel)
+    opened = get_dependencies().channel_secrets.access(channel)
     assert opened.access_token.get_secret_value() == account.token
 
 
@@ -353,3 +359,110 @@ def test_export_shows_network_channels_without_credentials_or_session(
     assert sealed  # the sealed parts (ciphertext, wrapped key) of the stored credentials
     for secret in (account.token, *sealed, "session-sealed-0001"):
         assert secret not in body
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("http://127.0.0.1:9/prefix", "a path"),
+        ("http://127.0.0.1:9/?q=1", "a query"),
+        ("http://127.0.0.1:9#top", "a fragment"),
+        ("http://user:pw@127.0.0.1:9", "user info"),
+    ],
+)
+def test_create_channel_network_url_not_an_origin_is_422_naming_field_and_rule(
+    api: ApiClient, url: str, found: str
+) -> None:
+    # Given a Mastodon instance_url and a Bluesky service_url that are not bare origins
+    bodies = {
+        "instance_url": mastodon_body(url, "tok-never-sent-0001"),
+        "service_url": {
+            "platform": "bluesky",
+            "name": "sky",
+            "service_url": url,
+            "handle": "alice.test",
+            "app_password": "aaaa-bbbb-cccc-dddd",
+        },
+    }
+    for field, body in bodies.items():
+        # When a channel is created with it
+        answer = api.post("/v1/channels", body)
+        # Then a 422 names the field and the origin rule, and nothing is stored
+        assert answer.status == 422, answer.json
+        [error] = answer.json["errors"]
+        assert error["loc"] == ["body", field]
+        assert "must be an origin (scheme://host[:port]" in error["msg"]
+        assert found in error["msg"]
+    assert api.get("/v1/channels").json["items"] == []
+
+
+def test_patch_instance_url_with_a_path_is_422_and_keeps_the_channel(
+    api: ApiClient, aws: AwsResources, mastodon_channel: str, stand_in: tuple[MastodonStandIn, str]
+) -> None:
+    before = channel_item(aws, "alice", mastodon_channel)
+    answer = api.patch(
+        f"/v1/channels/{mastodon_channel}",
+        {"instance_url": stand_in[1] + "/prefix?q=", "access_token": "tok-alice-secret-0001"},
+    )
+    assert answer.status == 422, answer.json
+    assert answer.json["errors"][0]["loc"] == ["body", "instance_url"]
+    assert channel_item(aws, "alice", mastodon_channel) == before
+
+
+def test_create_mastodon_channel_origin_with_trailing_slash_is_accepted(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    answer = api.post("/v1/channels", mastodon_body(stand_in[1] + "/", account.token))
+    assert (answer.status, answer.json["url"]) == (201, stand_in[1])
+
+
+def test_patch_mastodon_token_of_another_account_is_422_and_keeps_the_channel(
+    api: ApiClient,
+    aws: AwsResources,
+    stand_in: tuple[MastodonStandIn, str],
+    mastodon_channel: str,
+    account: Account,
+) -> None:
+    # Given alice's channel to her account (id 101) and bob's token on the same instance
+    before = channel_item(aws, "alice", mastodon_channel)
+    bob = stand_in[0].add_account("bob", token="tok-bob-0004")
+    # When the channel is reconnected with bob's token, without asking to switch
+    answer = api.patch(f"/v1/channels/{mastodon_channel}", {"access_token": bob.token})
+    # Then a 422 names switch_account and both accounts, and nothing changes
+    assert answer.status == 422, answer.json
+    [error] = answer.json["errors"]
+    assert (error["loc"], error["type"]) == (["body", "switch_account"], "account_changed")
+    assert f"bob ({bob.id})" in error["msg"] and f"alice ({account.id})" in error["msg"]
+    assert bob.token not in json.dumps(answer.json)
+    assert channel_item(aws, "alice", mastodon_channel) == before
+
+
+def test_patch_mastodon_token_of_another_account_with_switch_account_moves_the_channel(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], mastodon_channel: str
+) -> None:
+    bob = stand_in[0].add_account("bob", token="tok-bob-0005")
+    answer = api.patch(
+        f"/v1/channels/{mastodon_channel}", {"access_token": bob.token, "switch_account": True}
+    )
+    assert answer.status == 200, answer.json
+    assert (answer.json["account"]["id"], answer.json["account"]["acct"]) == (bob.id, "bob")
+
+
+def test_patch_bluesky_app_password_of_another_did_needs_switch_account(
+    api: ApiClient, local_pds: Any
+) -> None:
+    # Given a Bluesky channel of one account and another account's handle and app password
+    first, other = local_pds.create_account("swfirst"), local_pds.create_account("swother")
+    channel_id = api.post(
+        "/v1/channels", bluesky_body(local_pds, first.handle, first.app_password)
+    ).json["channel_id"]
+    change = {"handle": other.handle, "app_password": other.app_password}
+    # When the channel is reconnected to the other DID, first without asking, then asking
+    refused = api.patch(f"/v1/channels/{channel_id}", change)
+    switched = api.patch(f"/v1/channels/{channel_id}", {**change, "switch_account": True})
+    # Then only the explicit switch moves it
+    assert refused.status == 422, refused.json
+    assert refused.json["errors"][0]["loc"] == ["body", "switch_account"]
+    assert other.did in refused.json["errors"][0]["msg"]
+    assert switched.status == 200, switched.json
+    assert switched.json["account"]["did"] == other.did

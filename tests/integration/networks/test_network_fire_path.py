@@ -5,6 +5,7 @@ channel says so (issue 12)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,10 +16,13 @@ from moto import mock_aws
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
-from scheduled_posts.logic.network_delivery import default_adapters
+from scheduled_posts.data.channels import ChannelRepository
+from scheduled_posts.logic.network_delivery import default_adapters, network_collaborators
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.platforms.bluesky import BlueskyClient
 from scheduled_posts.platforms.http import OutboundHttp
+from scheduled_posts.platforms.registry import get_adapter
+from scheduled_posts.platforms.webhook import TransportResponse, Urllib3Transport
 from tests.integration.dispatch.conftest import FirePath, build_fire_path
 from tests.support.api import ApiClient, install_api, uninstall_api
 from tests.support.clock import SimClock
@@ -177,3 +181,54 @@ def test_revoked_token_fails_reauthorization_required_and_marks_the_channel(
     assert channel["status"] == "needs_reauthorization"
     assert "The access token is invalid" in channel["status_reason"]
     assert stand_in[0].statuses == []
+
+
+class EchoingInstance(Urllib3Transport):
+    """The stand-in, except that ``POST /api/v1/statuses`` answers 401 quoting the request's
+    ``Authorization`` header, as some instances and proxies do."""
+
+    def send(self, destination: Any, address: str, body: bytes, headers: Any, timeout: float,
+             *, method: str = "POST") -> TransportResponse:  # fmt: skip
+        if destination.target.startswith("/api/v1/statuses"):
+            auth = next(v for k, v in headers.items() if k.lower() == "authorization")
+            echo = json.dumps({"error": f"invalid token: {auth}"}).encode()
+            return TransportResponse(status=401, body=echo)
+        return super().send(destination, address, body, headers, timeout, method=method)
+
+
+def test_token_echoed_in_a_refusal_reaches_no_error_reason_or_export(
+    world: tuple[NetworkFirePath, ApiClient], stand_in: tuple[MastodonStandIn, str]
+) -> None:
+    # Given a Mastodon channel whose instance quotes the bearer token in its 401
+    fire, api = world
+    token = stand_in[0].add_account("echo").token
+    channel = api.post(
+        "/v1/channels",
+        {"platform": "mastodon", "name": "t", "instance_url": stand_in[1], "access_token": token},
+    ).json
+    collaborators = network_collaborators(
+        fire.settings, channels=ChannelRepository(posts_table_name=fire.settings.POSTS_TABLE_NAME)
+    )
+    adapter = get_adapter(
+        "mastodon", settings=fire.settings, transport=EchoingInstance(), **collaborators
+    )
+    fire.build_publisher = lambda: Publisher(  # type: ignore[method-assign]
+        fire.settings, store=fire.store, queue=fire.queue, adapters={"mastodon": adapter},
+        clock=fire.clock,
+    )  # fmt: skip
+    # When a post to it is delivered
+    post = api.schedule(
+        format_instant(fire.clock.now() + timedelta(seconds=125)), [channel["channel_id"]]
+    )
+    fire.driver.run_for(300)
+    # Then the refusal is quoted everywhere without the token
+    got = api.get(f"/v1/scheduled-posts/{post['schedule_id']}").json
+    [delivery] = got["deliveries"]
+    reason = api.get(f"/v1/channels/{channel['channel_id']}").json["status_reason"]
+    attempts = api.get(f"/v1/scheduled-posts/{post['schedule_id']}/attempts").json
+    export = api.get("/v1/me/export").raw["body"]
+    assert delivery["last_error"].startswith("reauthorization_required: ")
+    assert "invalid token: Bearer [redacted]" in delivery["last_error"]
+    assert "invalid token: Bearer [redacted]" in reason
+    for text in (json.dumps(got), reason, json.dumps(attempts), export):
+        assert token not in text

@@ -23,8 +23,6 @@ from scheduled_posts.models.network import ChannelAccount, ChannelLimits, Channe
 from scheduled_posts.models.post import Channel, PreviousSecret
 
 _CHANNEL_PREFIX = "CHANNEL#"
-#: Platforms whose channels carry an account, limits and sealed credentials (issue 12).
-NETWORK_PLATFORMS = frozenset({"mastodon", "bluesky"})
 
 
 def channel_to_item(channel: Channel) -> dict[str, Any]:
@@ -48,7 +46,7 @@ def channel_to_item(channel: Channel) -> dict[str, Any]:
         "previous_secrets": _secrets_to_item(channel.previous_secrets),
         "created_at": format_instant(channel.created_at),
     }
-    if channel.platform in NETWORK_PLATFORMS:
+    if channel.credentials is not None:  # a platform with credentials (its spec's check)
         item.update(
             {
                 "status": channel.status.value,

@@ -1,4 +1,5 @@
-"""Channels: where a post is delivered (``webhook``, ``mastodon``, ``bluesky``).
+"""Channels: where a post is delivered (a platform of ``platforms/registry.py``: ``webhook``,
+``mastodon``, ``bluesky``).
 
 The signing secret (``whsec_`` + 64 hex characters, 256 bits from :mod:`secrets`) is created
 here, returned by :func:`create_channel` once, and never logged.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from dataclasses import dataclass
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
@@ -18,15 +20,13 @@ from scheduled_posts.errors import (
     ValidationFailedError,
 )
 from scheduled_posts.logic.cursor import CHANNELS_QUERY, CursorCodec
-from scheduled_posts.logic.network_accounts import (
-    ChannelSecrets,
-    CheckedCredentials,
-    CredentialChecker,
-)
-from scheduled_posts.models.api import ChannelCreate, ChannelPatch, Platform
-from scheduled_posts.models.network import ChannelStatus
+from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
+from scheduled_posts.models.api import ChannelCreate, ChannelPatch
+from scheduled_posts.models.network import ChannelAccount, ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger
+from scheduled_posts.platforms.registry import spec_of
+from scheduled_posts.platforms.spec import CheckedCredentials, PlatformSpec
 from scheduled_posts.platforms.url_policy import (
     Resolver,
     UnsafeDestinationError,
@@ -69,30 +69,64 @@ def check_outbound_url(
         ) from exc
 
 
-def _check_network(
-    platform: str,
+@dataclass(frozen=True)
+class _NetworkDeps:
+    """What checking and sealing a channel's credentials needs."""
+
+    settings: Settings
+    resolver: Resolver
+    checker: CredentialChecker | None
+    channel_secrets: ChannelSecrets | None
+
+
+def _with_network_credentials(
+    channel: Channel,
     fields: ChannelCreate | ChannelPatch,
     *,
     current: Channel | None,
-    checker: CredentialChecker,
-) -> CheckedCredentials:
-    """Check the credentials of ``fields`` (a create, or a patch over ``current``)."""
-    if platform == Platform.MASTODON:
-        instance_url = fields.instance_url or (current.url if current else None)
-        if fields.access_token is None or not instance_url:
-            raise ValidationFailedError(
-                "new Mastodon credentials need an access_token",
-                [{"loc": ["body", "access_token"], "msg": "Field required", "type": "missing"}],
-            )
-        return checker.check_mastodon(instance_url, fields.access_token)
-    handle = fields.handle or (current.account.handle if current and current.account else None)
-    if fields.app_password is None or not handle:
-        raise ValidationFailedError(
-            "new Bluesky credentials need an app_password",
-            [{"loc": ["body", "app_password"], "msg": "Field required", "type": "missing"}],
-        )
-    service_url = fields.service_url or (current.url if current else None)
-    return checker.check_bluesky(service_url, handle, fields.app_password)
+    deps: _NetworkDeps,
+) -> Channel:
+    """``channel`` with the credentials of ``fields`` (a create, or a patch over ``current``)
+    checked by its platform's check and sealed."""
+    if deps.channel_secrets is None:
+        raise NetworkUnavailableError("no credentials key is configured")
+    checker = deps.checker or CredentialChecker(deps.settings, resolver=deps.resolver)
+    checked = checker.check(channel.platform, fields.credential_values(), current)
+    if current is not None and isinstance(fields, ChannelPatch) and not fields.switch_account:
+        _refuse_another_account(spec_of(channel.platform), current, checked)
+    return _with_credentials(channel, checked, channel_secrets=deps.channel_secrets)
+
+
+def _who(account: ChannelAccount | None) -> str:
+    if account is None:
+        return "no account"
+    return f"{account.acct or account.handle} ({account.id or account.did})"
+
+
+def _refuse_another_account(
+    spec: PlatformSpec, current: Channel, checked: CheckedCredentials
+) -> None:
+    """A 422 when ``checked`` is another account than ``current``'s (the spec's
+    ``account_key``): reconnecting must not move a channel's posts to another account by
+    accident (decision: reconnecting with another account needs switch_account)."""
+    if current.account is None:
+        return
+    if spec.account_key(current.url, current.account) == spec.account_key(
+        checked.url, checked.account
+    ):
+        return
+    raise ValidationFailedError(
+        "the new credentials are for another account",
+        [
+            {
+                "loc": ["body", "switch_account"],
+                "msg": f"the new credentials are for {_who(checked.account)} at {checked.url},"
+                f" not the channel's {_who(current.account)} at {current.url}: send"
+                ' "switch_account": true to move the channel and its pending posts there',
+                "type": "account_changed",
+            }
+        ],
+    )
 
 
 def _with_credentials(
@@ -145,24 +179,22 @@ def create_channel(
     NetworkUnavailableError
         (502) when the network or KMS cannot answer now.
     """
+    spec = spec_of(request.platform)
     channel = Channel(
         channel_id=str(uuid.uuid4()),
         owner=owner,
-        platform=request.platform.value,
+        platform=spec.name,
         name=request.name,
         url=request.url or "",
         rate_limit_per_minute=request.rate_limit_per_minute,
         signing_secret=new_signing_secret(),
         created_at=clock.now(),
     )
-    if request.platform == Platform.WEBHOOK:
+    if not spec.has_credentials:
         check_outbound_url(request.url or "", settings=settings, resolver=resolver)
     else:
-        checker = checker or CredentialChecker(settings, resolver=resolver)
-        if channel_secrets is None:
-            raise NetworkUnavailableError("no credentials key is configured")
-        checked = _check_network(request.platform, request, current=None, checker=checker)
-        channel = _with_credentials(channel, checked, channel_secrets=channel_secrets)
+        deps = _NetworkDeps(settings, resolver, checker, channel_secrets)
+        channel = _with_network_credentials(channel, request, current=None, deps=deps)
     channels.put_new(channel, max_channels=settings.MAX_CHANNELS_PER_USER)
     logger.info(
         "channel created", extra={"channel_id": channel.channel_id, "platform": channel.platform}
@@ -189,40 +221,26 @@ def update_channel(
     ChannelNotFoundError
         Missing or another user's channel (404).
     ValidationFailedError
-        (422) A field of another platform, an unsafe URL, or credentials the network refused.
+        (422) A field of another platform, an unsafe URL, credentials the network refused,
+        or credentials of another account without ``switch_account`` (at that field).
     NetworkUnavailableError
         (502) The network or KMS cannot answer now; nothing is changed.
     """
     channel = get_channel(owner, channel_id, channels=channels)
-    given = patch.credential_fields()
-    foreign = sorted(f for f in given if f not in _ALLOWED_PATCH_FIELDS[Platform(channel.platform)])
-    if foreign:
-        raise ValidationFailedError(
-            "the request is not valid",
-            [
-                {
-                    "loc": ["body", f],
-                    "msg": f"is not a field of a {channel.platform} channel",
-                    "type": "extra_forbidden",
-                }
-                for f in foreign
-            ],
-        )
+    spec = spec_of(channel.platform)
+    _refuse_foreign_fields(spec, patch)
     updates: dict[str, object] = {}
     if patch.name is not None:
         updates["name"] = patch.name
     if "rate_limit_per_minute" in patch.model_fields_set:
         updates["rate_limit_per_minute"] = patch.rate_limit_per_minute
     updated = channel.model_copy(update=updates)
-    if channel.platform == Platform.WEBHOOK and patch.url is not None:
+    if not spec.has_credentials and patch.url is not None:
         check_outbound_url(patch.url, settings=settings, resolver=resolver)
         updated = updated.model_copy(update={"url": patch.url})
-    elif given:
-        checker = checker or CredentialChecker(settings, resolver=resolver)
-        if channel_secrets is None:
-            raise NetworkUnavailableError("no credentials key is configured")
-        checked = _check_network(channel.platform, patch, current=channel, checker=checker)
-        updated = _with_credentials(updated, checked, channel_secrets=channel_secrets)
+    elif patch.credential_values():
+        deps = _NetworkDeps(settings, resolver, checker, channel_secrets)
+        updated = _with_network_credentials(updated, patch, current=channel, deps=deps)
     channels.replace(updated)
     logger.info(
         "channel updated",
@@ -231,12 +249,22 @@ def update_channel(
     return updated
 
 
-#: The credential fields ``PATCH`` takes per platform.
-_ALLOWED_PATCH_FIELDS: dict[Platform, frozenset[str]] = {
-    Platform.WEBHOOK: frozenset({"url"}),
-    Platform.MASTODON: frozenset({"instance_url", "access_token"}),
-    Platform.BLUESKY: frozenset({"service_url", "handle", "app_password"}),
-}
+def _refuse_foreign_fields(spec: PlatformSpec, patch: ChannelPatch) -> None:
+    """A 422 naming each credential field of ``patch`` the platform's ``PATCH`` does not take
+    (:attr:`PlatformSpec.patch_fields`)."""
+    foreign = sorted(set(patch.credential_values()) - spec.patch_fields)
+    if foreign:
+        raise ValidationFailedError(
+            "the request is not valid",
+            [
+                {
+                    "loc": ["body", f],
+                    "msg": f"is not a field of a {spec.name} channel",
+                    "type": "extra_forbidden",
+                }
+                for f in foreign
+            ],
+        )
 
 
 def get_channel(owner: str, channel_id: str, *, channels: ChannelRepository) -> Channel:

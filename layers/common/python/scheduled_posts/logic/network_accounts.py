@@ -1,11 +1,8 @@
-"""Network channel credentials: the check with the network on create and edit, and sealing
-(issue 12).
+"""Network channel credentials: the check with the network on create and edit, and sealing.
 
-- Mastodon: ``GET /api/v1/accounts/verify_credentials`` then ``GET /api/v2/instance``
-  (:meth:`~scheduled_posts.platforms.mastodon.MastodonClient.verify`).
-- Bluesky: ``com.atproto.server.createSession``
-  (:meth:`~scheduled_posts.platforms.bluesky.BlueskyClient.create_session`); the session it
-  opens is cached (sealed) on the channel, so the first delivery need not log in again.
+The check is each platform's (:attr:`~scheduled_posts.platforms.spec.PlatformSpec.check`:
+Mastodon ``verify_credentials`` then ``/api/v2/instance``; Bluesky ``createSession``, whose
+session is cached sealed on the channel so the first delivery need not log in again).
 
 A refusal is a 422 problem quoting the network's reason (never the credential); an unreachable
 network, a timeout, a 429 or a 5xx is a 502 problem, and nothing is stored. Credentials are
@@ -15,58 +12,25 @@ context naming the owner, the channel and the purpose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import SecretStr
 
 from scheduled_posts.data.credentials import CredentialCipher, CredentialsUnavailableError
-from scheduled_posts.errors import NetworkUnavailableError, ValidationFailedError
-from scheduled_posts.models.network import ChannelAccount, ChannelLimits
+from scheduled_posts.errors import NetworkUnavailableError
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.bluesky import (
-    DEFAULT_SERVICE_URL,
-    BlueskyAccess,
-    BlueskyClient,
-    BlueskySession,
-)
-from scheduled_posts.platforms.http import (
-    CredentialsRefusedError,
-    MethodTransport,
-    OutboundError,
-    OutboundHttp,
-)
-from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonClient
-from scheduled_posts.platforms.text_length import bluesky_limits
+from scheduled_posts.platforms.bluesky import BlueskySession
+from scheduled_posts.platforms.http import MethodTransport, OutboundHttp
+from scheduled_posts.platforms.registry import spec_of
+from scheduled_posts.platforms.spec import CheckedCredentials
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
-
-
-@dataclass(frozen=True)
-class CheckedCredentials:
-    """What a successful check found: the network ``url`` (instance or service), the
-    ``account``, the ``limits``, the ``secret`` to seal and (Bluesky) the opened ``session``."""
-
-    url: str
-    account: ChannelAccount
-    limits: ChannelLimits
-    secret: dict[str, str] = field(repr=False)
-    session: BlueskySession | None = field(default=None, repr=False)
 
 
 def sealing_context(channel_id: str, owner: str, platform: str, purpose: str) -> dict[str, str]:
     """The KMS encryption context (and AES-GCM associated data) of a channel's sealed values."""
     return {"owner": owner, "channel_id": channel_id, "platform": platform, "purpose": purpose}
-
-
-def _refused(field_name: str, exc: Exception) -> ValidationFailedError:
-    return ValidationFailedError(
-        "the network refused the credentials",
-        [{"loc": ["body", field_name], "msg": str(exc), "type": "credentials_refused"}],
-    )
-
-
-def _unavailable(network: str, exc: Exception) -> NetworkUnavailableError:
-    return NetworkUnavailableError(f"{network} could not check the credentials now: {exc}")
 
 
 class CredentialChecker:
@@ -89,60 +53,28 @@ class CredentialChecker:
     ) -> None:
         self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
 
-    def check_mastodon(self, instance_url: str, access_token: SecretStr) -> CheckedCredentials:
-        """Verify a Mastodon token and read the instance's limits.
-
-        Raises
-        ------
-        ValidationFailedError
-            (422) The instance refused the token, or the URL policy refused ``instance_url``.
-        NetworkUnavailableError
-            (502) The instance could not answer now.
-        """
-        try:
-            found = MastodonClient(self.http).verify(instance_url, access_token)
-        except CredentialsRefusedError as exc:
-            where = "instance_url" if "instance_url" in str(exc) else "access_token"
-            raise _refused(where, exc) from exc
-        except OutboundError as exc:
-            raise _unavailable("the Mastodon instance", exc) from exc
-        return CheckedCredentials(
-            url=instance_url.rstrip("/"),
-            account=ChannelAccount(id=found.account_id, acct=found.acct),
-            limits=found.limits,
-            secret={"access_token": access_token.get_secret_value()},
-        )
-
-    def check_bluesky(
-        self, service_url: str | None, handle: str, app_password: SecretStr
+    def check(
+        self, platform: str, given: Mapping[str, Any], current: Channel | None = None
     ) -> CheckedCredentials:
-        """Open a Bluesky session with the handle and app password.
+        """Check the credential fields ``given`` (a create, or a ``PATCH`` of ``current``) with
+        ``platform``'s check.
 
         Raises
         ------
         ValidationFailedError
-            (422) The PDS refused them, or the URL policy refused ``service_url``.
+            (422) Credentials missing or refused by the network, or a URL the URL policy
+            refuses.
         NetworkUnavailableError
-            (502) The PDS could not answer now.
+            (502) The network could not answer now.
+        UnknownPlatformError
+            ``platform`` is not registered.
+        TypeError
+            ``platform`` has no credentials.
         """
-        url = (service_url or DEFAULT_SERVICE_URL).rstrip("/")
-        access = BlueskyAccess(
-            service_url=url, handle=handle.removeprefix("@"), app_password=app_password
-        )
-        try:
-            session = BlueskyClient(self.http).create_session(access)
-        except CredentialsRefusedError as exc:
-            where = "service_url" if "service_url" in str(exc) else "app_password"
-            raise _refused(where, exc) from exc
-        except OutboundError as exc:
-            raise _unavailable("the Bluesky service", exc) from exc
-        return CheckedCredentials(
-            url=url,
-            account=ChannelAccount(did=session.did, handle=session.handle),
-            limits=bluesky_limits(),
-            secret={"handle": access.handle, "app_password": app_password.get_secret_value()},
-            session=session,
-        )
+        check = spec_of(platform).check
+        if check is None:
+            raise TypeError(f"{platform} channels have no credentials to check")
+        return check(self.http, given, current)
 
 
 class ChannelSecrets:
@@ -208,21 +140,17 @@ class ChannelSecrets:
         )
         return self.cipher.open(channel.credentials, context=context)
 
-    def mastodon_access(self, channel: Channel) -> MastodonAccess:
-        """The decrypted access of a Mastodon channel (raises ``CredentialsUnavailableError``)."""
-        opened = self._open(channel)
-        return MastodonAccess(
-            instance_url=channel.url,
-            access_token=SecretStr(opened["access_token"]),
-            account_id=(channel.account.id if channel.account else None) or "",
-            limits=channel.limits or ChannelLimits(),
-        )
+    def access(self, channel: Channel) -> Any:
+        """What a delivery to ``channel`` needs, from its opened credentials (its platform's
+        :attr:`~scheduled_posts.platforms.spec.PlatformSpec.access`: ``MastodonAccess``,
+        ``BlueskyAccess``...).
 
-    def bluesky_access(self, channel: Channel) -> BlueskyAccess:
-        """The decrypted access of a Bluesky channel (raises ``CredentialsUnavailableError``)."""
-        opened = self._open(channel)
-        return BlueskyAccess(
-            service_url=channel.url,
-            handle=opened["handle"],
-            app_password=SecretStr(opened["app_password"]),
-        )
+        Raises
+        ------
+        CredentialsUnavailableError
+            The channel has no credentials, or they do not open.
+        """
+        build = spec_of(channel.platform).access
+        if build is None:
+            raise CredentialsUnavailableError(f"{channel.platform} channels have no credentials")
+        return build(channel, self._open(channel))

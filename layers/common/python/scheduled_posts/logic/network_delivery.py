@@ -1,10 +1,10 @@
-"""The worker's side of network channels (issue 12): adapters wired to the sealed credentials,
-Bluesky sessions cached sealed on the channel, and what a refusal of the credentials does to
-the channel.
+"""The worker's side of network channels: adapters wired to the sealed credentials, Bluesky
+sessions cached sealed on the channel, and what a refusal of the credentials does to the
+channel.
 
-- :func:`network_collaborators` gives the registry's ``mastodon_access=``, ``bluesky_access=``
-  and ``sessions=`` collaborators: credentials are opened (KMS ``Decrypt``) per delivery and
-  live only in memory as ``SecretStr``.
+- :func:`network_collaborators` gives the registry's ``access=`` (every platform's, through
+  its spec's access loader) and ``sessions=`` collaborators: credentials are opened (KMS
+  ``Decrypt``) per delivery and live only in memory as ``SecretStr``.
 - :class:`ChannelSessionCache` keeps a Bluesky session per channel: in this process's memory,
   and sealed on the channel item (``session``) so another worker reuses it instead of logging
   in again (``createSession`` is rate-limited by the PDS far more tightly than writes).
@@ -25,9 +25,8 @@ from scheduled_posts.models.network import ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.base import DeliveryResult, PlatformAdapter
-from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskySession
-from scheduled_posts.platforms.mastodon import MastodonAccess
-from scheduled_posts.platforms.registry import KNOWN_PLATFORMS, get_adapter
+from scheduled_posts.platforms.bluesky import BlueskySession
+from scheduled_posts.platforms.registry import get_adapter, platform_names
 from scheduled_posts.settings import Settings
 
 
@@ -56,14 +55,6 @@ class ChannelSessionCache:
             logger.warning("session not cached", extra={"channel_id": channel.channel_id})
 
 
-def _opened(open_access: Any, channel: Channel) -> Any:
-    try:
-        return open_access(channel)
-    except CredentialsUnavailableError as exc:
-        # KMS throttling or an outage is the usual cause: retry with the backoff.
-        raise RetryableDeliveryError(f"credentials could not be opened: {exc}") from exc
-
-
 def network_collaborators(
     settings: Settings,
     *,
@@ -73,19 +64,14 @@ def network_collaborators(
     """The registry collaborators of the network adapters (see the module docstring)."""
     secrets = secrets or ChannelSecrets(CredentialCipher(settings.CREDENTIALS_KEY_ID))
 
-    def mastodon_access(channel: Channel) -> MastodonAccess:
-        result: MastodonAccess = _opened(secrets.mastodon_access, channel)
-        return result
+    def access(channel: Channel) -> Any:
+        try:
+            return secrets.access(channel)
+        except CredentialsUnavailableError as exc:
+            # KMS throttling or an outage is the usual cause: retry with the backoff.
+            raise RetryableDeliveryError(f"credentials could not be opened: {exc}") from exc
 
-    def bluesky_access(channel: Channel) -> BlueskyAccess:
-        result: BlueskyAccess = _opened(secrets.bluesky_access, channel)
-        return result
-
-    return {
-        "mastodon_access": mastodon_access,
-        "bluesky_access": bluesky_access,
-        "sessions": ChannelSessionCache(channels, secrets),
-    }
+    return {"access": access, "sessions": ChannelSessionCache(channels, secrets)}
 
 
 def record_refusal(
@@ -114,8 +100,10 @@ def record_refusal(
 
 
 def default_adapters(settings: Settings) -> dict[str, PlatformAdapter]:
-    """``platform -> adapter`` for every known platform, the network ones wired to the
+    """``platform -> adapter`` for every registered platform, the network ones wired to the
     channels table and the credentials key of ``settings`` (the worker's default)."""
     channels = ChannelRepository(posts_table_name=settings.POSTS_TABLE_NAME)
     collaborators = network_collaborators(settings, channels=channels)
-    return {name: get_adapter(name, settings=settings, **collaborators) for name in KNOWN_PLATFORMS}
+    return {
+        name: get_adapter(name, settings=settings, **collaborators) for name in platform_names()
+    }

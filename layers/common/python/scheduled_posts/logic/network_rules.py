@@ -1,10 +1,11 @@
 """The networks' rules applied to a post's (or a recurring schedule's) text and media when it is
 created or edited (and again by the worker or the adapters at publish time): a 422 problem names
-the channel, the rule, the count and the limit (length rules: ``platforms/text_length.py``).
+the channel, the rule, the count and the limit (each platform's ``length_rule``:
+``platforms/registry.py``).
 
-Media: only webhooks receive ``media_ids`` today (decision "Media refused for network channels
-until they can be published"): a Mastodon or Bluesky channel would publish the text alone, so
-media for one is refused rather than dropped.
+Media: only platforms whose spec says ``publishes_media`` (webhooks) receive ``media_ids`` today
+(decision "Media refused for network channels until they can be published"): a Mastodon or
+Bluesky channel would publish the text alone, so media for one is refused rather than dropped.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from scheduled_posts.data.channels import NETWORK_PLATFORMS, ChannelRepository
+from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.text_length import check_length
+from scheduled_posts.platforms.registry import check_length, spec_of
 
 
 def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, Any]]:
@@ -35,7 +36,7 @@ def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, A
 
 def refuses_media(platform: str) -> bool:
     """True for a platform whose adapter cannot publish media yet (Mastodon, Bluesky)."""
-    return platform in NETWORK_PLATFORMS
+    return not spec_of(platform).publishes_media
 
 
 def media_errors(media_ids: Sequence[str], channels: Iterable[Channel]) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from scheduled_posts.errors import ChannelNotFoundError, StateConflictError
 from scheduled_posts.logic.channels import new_signing_secret
 from scheduled_posts.models.post import Channel, PreviousSecret
 from scheduled_posts.observability import logger
+from scheduled_posts.platforms.registry import spec_of
 from scheduled_posts.settings import Settings
 
 #: Most secrets valid at once (the current one included): each is one ``v1=`` of 64 hex
@@ -89,7 +90,7 @@ def rotate_signing_secret(
     channel = channels.get(owner, channel_id)
     if channel is None:
         raise ChannelNotFoundError("channel not found")
-    if channel.platform != "webhook":
+    if not spec_of(channel.platform).signed:
         raise StateConflictError(
             f"{channel.platform} channels have no signing secret to rotate: only webhook "
             "deliveries are signed. To replace this channel's credentials, PATCH the channel."

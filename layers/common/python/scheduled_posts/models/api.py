@@ -17,7 +17,6 @@ import json
 import re
 import unicodedata
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -35,7 +34,9 @@ from pydantic import (
 )
 
 from scheduled_posts.clock import format_instant, parse_instant
+from scheduled_posts.models.channel_fields import OriginUrl, PlatformName
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.platforms.registry import spec_of
 
 #: Longest ``content``, in Unicode code points (issue 2).
 MAX_CONTENT_CODE_POINTS = 5000
@@ -45,14 +46,6 @@ MAX_MEDIA_IDS = 10
 MAX_CHANNELS_PER_POST = 10
 #: Ids the service generates are UUIDs; clients may only send ids of this shape.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-
-
-class Platform(StrEnum):
-    """Known delivery platforms. Adding one is a new member plus an adapter in ``platforms/``."""
-
-    WEBHOOK = "webhook"
-    MASTODON = "mastodon"
-    BLUESKY = "bluesky"
 
 
 #: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
@@ -195,31 +188,15 @@ Handle = Annotated[
     StringConstraints(pattern=r"^@?[A-Za-z0-9.-]+$"),
 ]
 
-#: Which fields each platform takes (beyond ``platform``, ``name``, ``rate_limit_per_minute``).
-_PLATFORM_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # platform: (required, optional)
-    "webhook": (("url",), ()),
-    "mastodon": (("instance_url", "access_token"), ()),
-    "bluesky": (("handle", "app_password"), ("service_url",)),
-}
-_CREDENTIAL_FIELDS = (
-    "url",
-    "instance_url",
-    "access_token",
-    "service_url",
-    "handle",
-    "app_password",
-)
-
 
 def _check_platform_fields(
     platform: str, given: set[str], *, require: bool
 ) -> list[tuple[str, str]]:
-    required, optional = _PLATFORM_FIELDS[platform]
-    problems = [(f, f"is not a field of a {platform} channel") for f in sorted(given)
-                if f in _CREDENTIAL_FIELDS and f not in required + optional]  # fmt: skip
+    spec = spec_of(platform)
+    takes = spec.required_fields + spec.optional_fields
+    problems = [(f, f"is not a field of a {platform} channel") for f in sorted(given - set(takes))]
     if require:
-        problems += [(f, "Field required") for f in required if f not in given]
+        problems += [(f, "Field required") for f in spec.required_fields if f not in given]
     return problems
 
 
@@ -230,41 +207,51 @@ class ChannelCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    platform: Platform
+    platform: PlatformName
     name: ChannelName
     url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
-    instance_url: HttpUrl | None = None
+    instance_url: OriginUrl | None = None
     access_token: Credential | None = None
-    service_url: HttpUrl | None = None
+    service_url: OriginUrl | None = None
     handle: Handle | None = None
     app_password: Credential | None = None
 
     @model_validator(mode="after")
     def _fields_of_the_platform(self) -> ChannelCreate:
-        given = {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
-        broken = _check_platform_fields(self.platform.value, given, require=True)
+        broken = _check_platform_fields(self.platform, set(self.credential_values()), require=True)
         if broken:
             raise ValueError("; ".join(f"{field} {msg.lower()}" for field, msg in broken))
         return self
+
+    def credential_values(self) -> dict[str, Any]:
+        """The platform fields this body sets (``url`` and the credentials, as ``SecretStr``)."""
+        return {f: getattr(self, f) for f in CREDENTIAL_FIELDS if getattr(self, f) is not None}
 
 
 class ChannelPatch(BaseModel):
     """``PATCH /v1/channels/{id}`` body: a new ``name`` and/or new credentials (checked with
     the network again; a webhook's ``url`` too). Credentials are replaced as a whole: a
     Mastodon channel takes ``access_token`` (with ``instance_url`` optional), a Bluesky channel
-    ``app_password`` (with ``handle`` and ``service_url`` optional)."""
+    ``app_password`` (with ``handle`` and ``service_url`` optional); credentials of another
+    account need ``switch_account: true``."""
 
     model_config = ConfigDict(extra="forbid")
 
     name: ChannelName | None = None
     url: HttpUrl | None = None
     rate_limit_per_minute: Annotated[StrictInt, Field(ge=1, le=100_000)] | None = None
-    instance_url: HttpUrl | None = None
+    instance_url: OriginUrl | None = None
     access_token: Credential | None = None
-    service_url: HttpUrl | None = None
+    service_url: OriginUrl | None = None
     handle: Handle | None = None
     app_password: Credential | None = None
+    switch_account: StrictBool = Field(
+        False,
+        description="New credentials of another network account than the channel's (another "
+        "Mastodon account id or instance, another Bluesky DID) are a 422 unless this is true: "
+        "then the channel, and its pending posts, move to that account",
+    )
 
     @model_validator(mode="after")
     def _something(self) -> ChannelPatch:
@@ -272,9 +259,17 @@ class ChannelPatch(BaseModel):
             raise ValueError("give at least one field to change")
         return self
 
-    def credential_fields(self) -> set[str]:
-        """The credential fields this patch sets."""
-        return {f for f in _CREDENTIAL_FIELDS if getattr(self, f) is not None}
+    def credential_values(self) -> dict[str, Any]:
+        """The platform fields this patch sets (``url`` and the credentials, as ``SecretStr``)."""
+        return {f: getattr(self, f) for f in CREDENTIAL_FIELDS if getattr(self, f) is not None}
+
+
+#: The fields of a channel body that belong to a platform (``url`` and the credentials): every
+#: field but ``platform``, ``name`` and ``rate_limit_per_minute``. A platform's spec names which
+#: of them it takes.
+CREDENTIAL_FIELDS: tuple[str, ...] = tuple(
+    f for f in ChannelCreate.model_fields if f not in ("platform", "name", "rate_limit_per_minute")
+)
 
 
 class ChannelAccountOut(BaseModel):
@@ -339,7 +334,7 @@ class ChannelCreated(ChannelOut):
 
     @classmethod
     def of_new(cls, channel: Channel) -> ChannelCreated:
-        secret = channel.signing_secret if channel.platform == Platform.WEBHOOK else None
+        secret = channel.signing_secret if spec_of(channel.platform).signed else None
         return cls(**ChannelOut.of(channel).model_dump(), signing_secret=secret)
 
 

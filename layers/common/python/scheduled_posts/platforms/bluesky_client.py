@@ -159,6 +159,7 @@ class BlueskyClient:
                     "identifier": access.handle,
                     "password": access.app_password.get_secret_value(),
                 },
+                secrets=(access.app_password.get_secret_value(),),
             )
         except DestinationRefusedError as exc:
             raise CredentialsRefusedError(f"service_url refused: {exc}") from exc

@@ -24,7 +24,7 @@ import copy
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -35,7 +35,8 @@ from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError, Timer
 from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
-from scheduled_posts.platforms.text_length import check_length
+from scheduled_posts.platforms.redaction import authorization_secrets, redact
+from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.url_policy import (
     Resolver,
     UnresolvableDestinationError,
@@ -95,11 +96,12 @@ class DestinationRefusedError(OutboundError):
 
 @dataclass(frozen=True)
 class HttpAnswer:
-    """An HTTP answer: ``status``, ``headers`` (look up with :meth:`header`), raw ``body``."""
+    """An HTTP answer: ``status``, ``headers`` (:meth:`header`), ``body``, ``sent_secrets``."""
 
     status: int
     headers: Mapping[str, str]
     body: bytes
+    sent_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     def header(self, name: str) -> str | None:
         """Case-insensitive header lookup."""
@@ -201,9 +203,10 @@ class OutboundHttp:
         json_body: Any = None,
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
+        secrets: Sequence[str] = (),
     ) -> HttpAnswer:
         """Send one request; ``json_body`` (any JSON value, ``None`` for no body) is sent as
-        compact UTF-8 JSON.
+        compact UTF-8 JSON; ``secrets`` (in the body) and ``Authorization`` are ``sent_secrets``.
 
         Raises
         ------
@@ -250,7 +253,8 @@ class OutboundHttp:
             raise OutboundError(
                 f"{destination.host}: {exc}", maybe_sent=not exc.connect_failed, kind=exc.kind
             ) from exc
-        return HttpAnswer(status=answer.status, headers=answer.headers, body=answer.body)
+        sent = (*secrets, *authorization_secrets(headers))
+        return HttpAnswer(answer.status, answer.headers, answer.body, sent_secrets=sent)
 
 
 def retryable(network: str, exc: OutboundError) -> RetryableDeliveryError:
@@ -265,13 +269,12 @@ def answer_error(answer: HttpAnswer, what: str) -> str:
 
 
 def error_message(answer: HttpAnswer, *, limit: int = 300) -> str:
-    """The network's own message: ``error``/``message`` (XRPC: both) of a JSON body, or an
-    excerpt of the body; never longer than ``limit`` characters."""
+    """The network's own message (``error``/``message`` of a JSON body, or an excerpt of the
+    body), credentials :func:`redact`-ed (quoted only here), at most ``limit`` characters."""
     data = answer.json_object()
     parts = [str(data[k]) for k in ("error", "message") if isinstance(data.get(k), str)]
-    text = ": ".join(dict.fromkeys(parts)) or answer.body[:limit].decode("utf-8", "replace")
-    text = " ".join(text.split())
-    return text[:limit] or "(no message)"
+    text = ": ".join(dict.fromkeys(parts)) or answer.body[: 4 * limit].decode("utf-8", "replace")
+    return redact(" ".join(text.split()), answer.sent_secrets)[:limit] or "(no message)"
 
 
 def rate_limited_error(

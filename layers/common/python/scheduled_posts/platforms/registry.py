@@ -1,102 +1,111 @@
-"""Platform name -> adapter. Adding a platform is one module plus one line in ``_FACTORIES``.
+"""Every platform, once: ``name -> PlatformSpec`` (``platforms/spec.py``). Adding a platform is
+its adapter module plus its spec module (``platforms/<name>_spec.py``) and one line in
+:data:`BUILTIN_SPECS`; every list of platforms reads this registry:
 
-The API validates ``POST /v1/channels``'s ``platform`` against the ``Platform`` enum of
-``models/api.py`` (a new platform goes there too); the worker builds the adapter of each channel
-with :func:`get_adapter` from :data:`KNOWN_PLATFORMS`.
+- the API: which ``platform`` a channel may have, the fields each takes and a ``PATCH`` may
+  change (``models/api.py``, ``logic/channels.py``), the credential check
+  (``logic/network_accounts.py``), the length rule of a post's text (:func:`check_length`);
+- the data layer: a channel with credentials stores them sealed (``data/channels.py``);
+- the worker: one adapter per platform (:func:`get_adapter`, ``logic/network_delivery.py``),
+  given the access loader (:attr:`PlatformSpec.access`) over the sealed credentials.
+
+Importing this module imports no adapter: each spec's factory, check and access loader import
+their platform's module when first called (the API's cold start). :func:`registered` adds a
+spec for the duration of a test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from scheduled_posts.models.network import ChannelLimits
+from scheduled_posts.platforms import bluesky_spec, mastodon_spec, webhook_spec
 from scheduled_posts.platforms.base import PlatformAdapter
-from scheduled_posts.platforms.bluesky import BlueskyAdapter
-from scheduled_posts.platforms.mastodon import MastodonAdapter
-from scheduled_posts.platforms.webhook import WebhookAdapter
+from scheduled_posts.platforms.spec import PlatformSpec
+from scheduled_posts.platforms.text_length import LengthViolation
 from scheduled_posts.settings import Settings
 
-
-def _required(name: str, value: Any) -> Any:
-    if value is None:
-        raise TypeError(f"the adapter needs the {name}= collaborator")
-    return value
-
-
-def _mastodon(
-    settings: Settings,
-    mastodon_access: Any = None,
-    transport: Any = None,
-    resolver: Any = None,
-    **_: Any,
-) -> PlatformAdapter:
-    return MastodonAdapter(
-        settings,
-        access=_required("mastodon_access", mastodon_access),
-        transport=transport,
-        resolver=resolver,
-    )
-
-
-def _bluesky(
-    settings: Settings,
-    bluesky_access: Any = None,
-    sessions: Any = None,
-    transport: Any = None,
-    resolver: Any = None,
-    **_: Any,
-) -> PlatformAdapter:
-    return BlueskyAdapter(
-        settings,
-        access=_required("bluesky_access", bluesky_access),
-        sessions=sessions,
-        transport=transport,
-        resolver=resolver,
-    )
-
-
-#: ``platform -> factory(settings, **collaborators)``. Collaborators a factory does not know
-#: (another platform's test fakes) are ignored. The network adapters need their credentials'
-#: loaders (``mastodon_access=``, ``bluesky_access=``; ``logic/network_delivery.py`` builds
-#: them from the sealed credentials) and, for Bluesky, a session cache (``sessions=``).
-_FACTORIES: dict[str, Callable[..., PlatformAdapter]] = {
-    "webhook": lambda settings, transport=None, resolver=None, **_: WebhookAdapter(
-        settings, transport=transport, resolver=resolver
-    ),
-    "mastodon": _mastodon,
-    "bluesky": _bluesky,
-}
-
-#: The platforms a channel may use, sorted.
-KNOWN_PLATFORMS: tuple[str, ...] = tuple(sorted(_FACTORIES))
+#: The built-in platforms, in the order the API documents them (the OpenAPI ``Platform`` enum).
+BUILTIN_SPECS: tuple[PlatformSpec, ...] = (
+    webhook_spec.SPEC,
+    mastodon_spec.SPEC,
+    bluesky_spec.SPEC,
+)
+_SPECS: dict[str, PlatformSpec] = {spec.name: spec for spec in BUILTIN_SPECS}
 
 
 class UnknownPlatformError(ValueError):
-    """No adapter is registered under that name."""
+    """No platform is registered under that name."""
 
 
-def get_adapter(platform: str, *, settings: Settings, **collaborators: Any) -> PlatformAdapter:
-    """Build the adapter for ``platform``.
+def platform_names() -> tuple[str, ...]:
+    """The registered platforms' names, built-in ones first, in registration order."""
+    return tuple(_SPECS)
 
-    Parameters
-    ----------
-    platform
-        A name from :data:`KNOWN_PLATFORMS` (``"bluesky"``, ``"mastodon"``, ``"webhook"``).
-    settings
-        The service settings.
-    collaborators
-        Injectable dependencies passed to the factory, e.g. ``transport=`` and ``resolver=`` for
-        ``webhook`` (tests pass the fake receiver and a fake resolver).
+
+def spec_of(platform: str) -> PlatformSpec:
+    """The spec of ``platform``.
 
     Raises
     ------
     UnknownPlatformError
-        When no adapter is registered under ``platform``.
+        When no platform is registered under that name.
+    """
+    try:
+        return _SPECS[platform]
+    except KeyError as exc:
+        raise UnknownPlatformError(f"unknown platform {platform!r}") from exc
+
+
+@contextmanager
+def registered(spec: PlatformSpec) -> Iterator[PlatformSpec]:
+    """Register ``spec`` for the duration of the ``with`` block (tests: a fake platform).
+
+    Raises
+    ------
+    ValueError
+        When a platform of that name is registered already.
+    """
+    if spec.name in _SPECS:
+        raise ValueError(f"platform {spec.name!r} is registered already")
+    _SPECS[spec.name] = spec
+    try:
+        yield spec
+    finally:
+        del _SPECS[spec.name]
+
+
+def get_adapter(platform: str, *, settings: Settings, **collaborators: Any) -> PlatformAdapter:
+    """Build the adapter for ``platform`` with its spec's factory.
+
+    Parameters
+    ----------
+    platform
+        A name from :func:`platform_names` (``"webhook"``, ``"mastodon"``, ``"bluesky"``).
+    settings
+        The service settings.
+    collaborators
+        Injectable dependencies given to the factory, which ignores those it does not know:
+        ``transport=`` and ``resolver=`` (tests pass fakes), ``access=`` (``channel -> access``
+        over the sealed credentials: every platform with credentials needs it) and
+        ``sessions=`` (Bluesky's session cache).
+
+    Raises
+    ------
+    UnknownPlatformError
+        When no platform is registered under ``platform``.
     TypeError
         When a network adapter's required collaborator is missing.
     """
-    try:
-        factory = _FACTORIES[platform]
-    except KeyError as exc:
-        raise UnknownPlatformError(f"unknown platform {platform!r}") from exc
-    return factory(settings, **collaborators)
+    return spec_of(platform).adapter(settings, **collaborators)
+
+
+def check_length(platform: str, text: str, limits: ChannelLimits | None) -> list[LengthViolation]:
+    """The length rules ``text`` breaks on ``platform`` with ``limits`` (empty when it fits or
+    the platform has no rule, as webhooks; an unknown platform has none either)."""
+    spec = _SPECS.get(platform)
+    if spec is None or spec.length_rule is None:
+        return []
+    return spec.length_rule(text, limits)

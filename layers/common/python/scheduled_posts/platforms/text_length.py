@@ -13,7 +13,8 @@
   https://docs.joinmastodon.org/user/posting/#links, #mentions).
 
 A post that does not fit is refused (never truncated): the API names the channel, the rule,
-the count and the limit; the worker checks again at publish time.
+the count and the limit; the worker checks again at publish time. Each rule is a platform's
+``length_rule`` (applied by :func:`scheduled_posts.platforms.registry.check_length`).
 """
 
 from __future__ import annotations
@@ -108,52 +109,51 @@ def mastodon_length(text: str, characters_reserved_per_url: int) -> int:
     return grapheme_count(mastodon_countable_text(text, characters_reserved_per_url))
 
 
-def check_length(platform: str, text: str, limits: ChannelLimits | None) -> list[LengthViolation]:
-    """The rules ``text`` breaks on ``platform`` with ``limits`` (empty when it fits).
-
-    ``webhook`` (and any platform without limits) has no length rule here.
-    """
-    if platform == "bluesky":
-        limits = limits or bluesky_limits()
-        broken = []
-        graphemes, max_graphemes = grapheme_count(text), limits.max_graphemes
-        if max_graphemes is not None and graphemes > max_graphemes:
-            broken.append(
-                LengthViolation(
-                    rule="graphemes",
-                    description=f"Bluesky allows at most {max_graphemes} graphemes (UAX #29)",
-                    count=graphemes,
-                    limit=max_graphemes,
-                )
+def bluesky_rule(text: str, limits: ChannelLimits | None) -> list[LengthViolation]:
+    """The Bluesky rules ``text`` breaks (graphemes, then UTF-8 bytes; default
+    :func:`bluesky_limits`); empty when it fits."""
+    limits = limits or bluesky_limits()
+    broken = []
+    graphemes, max_graphemes = grapheme_count(text), limits.max_graphemes
+    if max_graphemes is not None and graphemes > max_graphemes:
+        broken.append(
+            LengthViolation(
+                rule="graphemes",
+                description=f"Bluesky allows at most {max_graphemes} graphemes (UAX #29)",
+                count=graphemes,
+                limit=max_graphemes,
             )
-        size, max_bytes = len(text.encode("utf-8")), limits.max_bytes
-        if max_bytes is not None and size > max_bytes:
-            broken.append(
-                LengthViolation(
-                    rule="bytes",
-                    description=f"Bluesky allows at most {max_bytes:,} UTF-8 bytes",
-                    count=size,
-                    limit=max_bytes,
-                )
-            )
-        return broken
-    if platform == "mastodon":
-        limits = limits or mastodon_limits()
-        reserved = (
-            limits.characters_reserved_per_url or MASTODON_DEFAULT_CHARACTERS_RESERVED_PER_URL
         )
-        maximum = limits.max_characters or MASTODON_DEFAULT_MAX_CHARACTERS
-        length = mastodon_length(text, reserved)
-        if length > maximum:
-            return [
-                LengthViolation(
-                    rule="characters",
-                    description=(
-                        f"this Mastodon instance allows at most {maximum} characters"
-                        f" (a URL counts as {reserved}, @user@domain as @user)"
-                    ),
-                    count=length,
-                    limit=maximum,
-                )
-            ]
-    return []
+    size, max_bytes = len(text.encode("utf-8")), limits.max_bytes
+    if max_bytes is not None and size > max_bytes:
+        broken.append(
+            LengthViolation(
+                rule="bytes",
+                description=f"Bluesky allows at most {max_bytes:,} UTF-8 bytes",
+                count=size,
+                limit=max_bytes,
+            )
+        )
+    return broken
+
+
+def mastodon_rule(text: str, limits: ChannelLimits | None) -> list[LengthViolation]:
+    """The Mastodon rule ``text`` breaks on an instance with ``limits`` (default
+    :func:`mastodon_limits`); empty when it fits."""
+    limits = limits or mastodon_limits()
+    reserved = limits.characters_reserved_per_url or MASTODON_DEFAULT_CHARACTERS_RESERVED_PER_URL
+    maximum = limits.max_characters or MASTODON_DEFAULT_MAX_CHARACTERS
+    length = mastodon_length(text, reserved)
+    if length <= maximum:
+        return []
+    return [
+        LengthViolation(
+            rule="characters",
+            description=(
+                f"this Mastodon instance allows at most {maximum} characters"
+                f" (a URL counts as {reserved}, @user@domain as @user)"
+            ),
+            count=length,
+            limit=maximum,
+        )
+    ]

@@ -1,0 +1,29 @@
+"""The ``webhook`` platform's spec: a signed POST to the channel's ``url``
+(``platforms/webhook.py``), checked by the outbound URL policy; no credentials, no length
+rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.spec import PlatformSpec
+from scheduled_posts.settings import Settings
+
+
+def _adapter(
+    settings: Settings, transport: Any = None, resolver: Any = None, **_: Any
+) -> PlatformAdapter:
+    from scheduled_posts.platforms.webhook import WebhookAdapter
+
+    return WebhookAdapter(settings, transport=transport, resolver=resolver)
+
+
+SPEC = PlatformSpec(
+    name="webhook",
+    adapter=_adapter,
+    required_fields=("url",),
+    patch_fields=frozenset({"url"}),
+    signed=True,
+    publishes_media=True,
+)
