@@ -43,11 +43,12 @@ def test_relay_mapping_passes_only_post_and_series_items(dev: Synthesized) -> No
     }
 
 
-def test_relay_role_puts_items_and_events_only(dev: Synthesized) -> None:
+def test_relay_role_writes_feed_items_counters_and_events_only(dev: Synthesized) -> None:
     policies = _policy_documents(dev, "relay")
-    assert "dynamodb:PutItem" in policies
-    assert "events:PutEvents" in policies
-    for forbidden in ("dynamodb:UpdateItem", "dynamodb:DeleteItem", "IdempotencyTable",
+    for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                   "dynamodb:DeleteItem", "events:PutEvents"):  # fmt: skip
+        assert action in policies
+    for forbidden in ("dynamodb:Scan", "dynamodb:BatchWriteItem", "IdempotencyTable",
                       "DueIndexTable", "sqs:ReceiveMessage"):  # fmt: skip
         assert forbidden not in policies
 
