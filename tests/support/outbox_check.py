@@ -11,6 +11,9 @@ Promises checked, per world:
 * per post, the bus saw the events in commit order (first occurrences);
 * nothing else reached the bus (no event for a change that was not committed);
 * each post's last post event carries the status the API answers now;
+* each user's poller, following ``GET /v1/events`` by its cursor after every relay poll (and
+  once more when the last positions settled), sees each of the user's events exactly once and
+  no one else's (decisions, "Feed positions");
 * notifications (issue 14): every user of the world has an endpoint for every type, which
   answers 5xx, 429 or times out on some tries (at most :data:`MAX_ENDPOINT_FAILURES` per
   event); every expected event reaches its owner's endpoint, accepted once under its own
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduled_posts.data.event_bus import EventBus
+from scheduled_posts.feed_order import SETTLE_SECONDS
 from scheduled_posts.lifecycle.events import derive_events
 from scheduled_posts.models.events import BaseEvent, EventType, PostEvent, event_body
 from scheduled_posts.models.notifications import NotificationEndpoint
@@ -215,6 +219,46 @@ def expected_events(
     return expected, order
 
 
+class FeedFollower:
+    """Every user of ``world`` polling its event feed by the cursor, as a client would."""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+        self.cursors: dict[str, str | None] = dict.fromkeys(world.users)
+        self.seen: dict[str, list[str]] = {user: [] for user in world.users}
+
+    def poll(self) -> None:
+        for user in self.world.users:
+            for _ in range(50):
+                cursor = self.cursors[user]
+                query = {"limit": "100", **({"after": cursor} if cursor else {})}
+                answer = self.world._call(user, "GET", "/v1/events", query=query)
+                assert answer.status == 200, answer.json
+                items = answer.json["items"]
+                self.seen[user] += [i["event"]["event_id"] for i in items]
+                self.cursors[user] = answer.json["next_cursor"]
+                if not items:
+                    break
+
+    def problems(self, expected: dict[str, BaseEvent]) -> list[str]:
+        """After the last positions settled: each user saw its events once, nothing else."""
+        self.world.clock.advance(SETTLE_SECONDS)
+        self.poll()
+        found: list[str] = []
+        for user, seen in self.seen.items():
+            owner = self.world.users[user].sub
+            want = {i for i, e in expected.items() if e.owner == owner}
+            counts = Counter(seen)
+            if set(counts) != want or max(counts.values(), default=1) > 1:
+                missing, extra = len(want - set(counts)), len(set(counts) - want)
+                repeated = sum(1 for n in counts.values() if n > 1)
+                found.append(
+                    f"outbox: {user}'s feed poller: {missing} events missing, {extra} foreign, "
+                    f"{repeated} seen twice"
+                )
+        return found
+
+
 def check_outbox(
     world: Any,
     *,
@@ -246,9 +290,11 @@ def check_outbox(
         feed_put(event, **kwargs)
 
     rig.feed.put = crashing_feed_put  # type: ignore[method-assign]
+    follower = FeedFollower(world)
     idle = 0
     for _ in range(MAX_POLLS):
         idle = 0 if rig.poller.poll() else idle + 1
+        follower.poll()
         if rig.poller.caught_up():
             break
         if idle >= MAX_IDLE_POLLS:
@@ -295,4 +341,5 @@ def check_outbox(
                 f"outbox: post {post.schedule_id}: last event {last}, status {got.json['status']}"
             )
     problems += _check_notifications(world, notify, receiver, expected, totals)
+    problems += follower.problems(expected)
     return totals, problems
