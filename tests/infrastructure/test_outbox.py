@@ -56,6 +56,9 @@ def test_relay_role_writes_feed_items_counters_and_events_only(dev: Synthesized)
 def test_relay_env_names_the_bus_and_the_posts_table(dev: Synthesized) -> None:
     env = _function(dev, "relay")["Properties"]["Environment"]["Variables"]
     assert env["POSTS_TABLE_NAME"] == {"Ref": "PostsTable"}
+    assert env["BUS_EVENT_TYPES"] == (
+        "post.published,post.partially_published,post.failed,post.missed,delivery.failed"
+    )
     bus = dev.logical_id(dev.stack.outbox.bus)
     assert env["EVENT_BUS_NAME"] == {"Ref": bus}
 

@@ -34,8 +34,13 @@ class FlakyBus(EventBus):
 class Outbox:
     """The relay over the fire path's posts table, and a tap on the bus."""
 
-    def __init__(self, fire: FirePath, bus: EventBus | None = None) -> None:
+    def __init__(
+        self, fire: FirePath, bus: EventBus | None = None, bus_event_types: str | None = "*"
+    ) -> None:
+        """``bus_event_types``: the relay's ``BUS_EVENT_TYPES`` (None: the default)."""
         settings = fire.settings
+        if bus_event_types is not None:
+            settings = settings.model_copy(update={"BUS_EVENT_TYPES": bus_event_types})
         sqs = fire.aws.sqs
         self.tap = sqs.create_queue(QueueName="bus-tap")["QueueUrl"]
         tap_arn = sqs.get_queue_attributes(QueueUrl=self.tap, AttributeNames=["QueueArn"])[
@@ -98,6 +103,25 @@ def test_outbox_published_post_events_reach_bus_and_feed_in_order(
         (e["type"], e["event_id"]) for e in trail
     ]
     assert {e["source"] for e in on_bus} == {"scheduled-posts"}
+
+
+def test_outbox_bus_carries_only_the_default_outcome_types_feed_and_notify_all(
+    fire: FirePath,
+) -> None:
+    # Given the relay with the default BUS_EVENT_TYPES, notifications recorded
+    outbox = Outbox(fire, bus_event_types=None)
+    notified: list[str] = []
+    outbox.relay.notify = lambda events: notified.extend(str(e.type) for e in events)  # type: ignore[attr-defined]
+    fire.channel("c1")
+    post = fire.post(fire.clock.now() + timedelta(seconds=30), ["c1"])
+    # When it is published and relayed
+    fire.driver.run_for(120)
+    outbox.poller.drain()
+    # Then the bus has only the outcome, the feed and the notifications every event
+    everything = ["post.scheduled", "post.claimed", "delivery.published", "post.published"]
+    assert [e["detail-type"] for e in outbox.bus_events()] == ["post.published"]
+    assert [e["type"] for e in outbox.trail(post.schedule_id)] == everything
+    assert notified == everything
 
 
 def test_outbox_cancelled_post_yields_scheduled_then_cancelled_only(

@@ -43,3 +43,22 @@ def test_position_floor_of_a_later_counter_is_above_an_earlier_ones_positions() 
     assert position_floor(NOW + 1) > earlier
     assert position_key(earlier) < position_key(position_floor(NOW + 1))
     assert len(position_key(position_floor(NOW))) == 20
+
+
+def test_settings_bus_event_types_default_outcomes_star_all_unknown_refused() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from scheduled_posts.settings import Settings
+
+    assert Settings().bus_event_types == {
+        "post.published",
+        "post.partially_published",
+        "post.failed",
+        "post.missed",
+        "delivery.failed",
+    }
+    assert Settings(BUS_EVENT_TYPES="*").bus_event_types is None
+    assert Settings(BUS_EVENT_TYPES="").bus_event_types == frozenset()
+    with pytest.raises(ValidationError, match="not an event type"):
+        Settings(BUS_EVENT_TYPES="post.published,post.exploded")

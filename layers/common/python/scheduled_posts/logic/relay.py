@@ -60,7 +60,8 @@ class Relay:
     Parameters
     ----------
     settings:
-        ``RETENTION_DAYS`` (how long the feed keeps an event), ``POSTS_TABLE_NAME``.
+        ``RETENTION_DAYS`` (how long the feed keeps an event), ``POSTS_TABLE_NAME``,
+        ``BUS_EVENT_TYPES`` (which events go on the bus; all go to the feed and notify).
     feed, bus:
         Where events go (``data/event_feed.py``, ``data/event_bus.py``).
     notify:
@@ -91,9 +92,10 @@ class Relay:
 
     @tracer.capture_method
     def relay(self, change: StreamChange) -> list[BaseEvent]:
-        """Derive the events of ``change``, store them in the feed, put them on the bus, hand
-        them to the fan-out; return them ([] when the owner is or was erased). Raises whatever
-        a destination raised (the record is then retried whole)."""
+        """Derive the events of ``change``, store them in the feed, put those of
+        ``BUS_EVENT_TYPES`` on the bus, hand them all to the fan-out; return them ([] when the
+        owner is or was erased). Raises whatever a destination raised (the record is then
+        retried whole)."""
         events = derive_events(change.old, change.new)
         if not events:
             return []
@@ -104,7 +106,10 @@ class Relay:
                 trace_id=change.trace_id,
             )
             return []
-        self.bus.put(events)
+        wanted = self.settings.bus_event_types
+        on_bus = [e for e in events if wanted is None or str(getattr(e, "type", "")) in wanted]
+        if on_bus:
+            self.bus.put(on_bus)
         if self.notify is not None:
             self.notify(events)
         lag = max(0.0, (self.clock.now() - events[-1].occurred_at).total_seconds())
