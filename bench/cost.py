@@ -531,7 +531,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  "Scheduler $", "total $ per 1M posts", "fixed $/month"], rows))  # fmt: skip
     per = ours["per_post"]
     print(f"\noutbox per post: {per['outbox_write_units_on_post_writes']} WCU on the post's "
-          f"writes, {per['events']} events, {per['relay_write_units']} WCU of feed items, "
+          f"writes, {per['events']} events ({per['bus_events']} on the bus), "
+          f"{per['relay_write_units']} WCU and {per['relay_read_units']} RCU of the feed, "
           f"{per['relay_invocations']} relay invocations, "
           f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")
