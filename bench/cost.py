@@ -89,8 +89,10 @@ class Counted:
     post_item_bytes: float
     idle_sweep: dict[str, float]
     idle_watchdog: dict[str, float]
-    #: Outcome events relayed and relay invocations (batches of stream records).
+    #: Outcome events relayed (stored in the feed), put on the bus, and relay invocations
+    #: (batches of stream records).
     events: int = 0
+    bus_events: int = 0
     relay_invocations: int = 0
 
 
@@ -228,13 +230,31 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         meter.phase = "esm"
         driver.run_until(publish_base + timedelta(milliseconds=250 * posts, seconds=120))
 
-        # The outbox: the relay reads the posts table's stream (phase "relay"). Its only
-        # DynamoDB use is one feed PutItem per event; the post's own writes are unchanged.
+        # The outbox: the relay reads the posts table's stream (phase "relay"). Its DynamoDB
+        # use is the feed (per record a duplicate check, the counter update and the erasure
+        # re-check; per event a trail and a feed item); the post's own writes are unchanged.
         from tests.support.outbox import build_relay
 
         meter.phase = "relay"
         rig = build_relay(settings, clock)
         relay_handler = rig.poller.handler
+        relay_one = rig.relay.relay
+        bus_put = rig.relay.bus.put
+        relayed = bus_events = 0
+
+        def counted_one(change: Any) -> Any:
+            nonlocal relayed
+            events = relay_one(change)
+            relayed += len(events)
+            return events
+
+        def counted_bus(events: list[Any]) -> None:
+            nonlocal bus_events
+            bus_events += len(events)
+            bus_put(events)
+
+        rig.relay.relay = counted_one  # type: ignore[method-assign]
+        rig.relay.bus.put = counted_bus  # type: ignore[method-assign]
 
         def counted_relay(event: dict[str, Any], context: Any) -> Any:
             invocations["relay"] = invocations.get("relay", 0) + 1
@@ -242,7 +262,6 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
 
         rig.poller.handler = counted_relay
         rig.poller.drain(max_polls=10_000)
-        relayed = int(meter.usage.total("calls", service="dynamodb", phase="relay"))
         meter.phase = "esm"
 
         sizes = []
@@ -265,6 +284,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         idle_sweep=idle_sweep,
         idle_watchdog=idle_watchdog,
         events=relayed,
+        bus_events=bus_events,
         relay_invocations=invocations.get("relay", 0),
     )
 
@@ -326,10 +346,13 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
         worker_calls * ASSUMED_CALL_SECONDS + ASSUMED_WEBHOOK_SECONDS + ASSUMED_OVERHEAD_SECONDS
     )
     # The outbox (decisions X1-X3): no unit on the post's own write path (the stream is read,
-    # not written); the relay writes one feed item per event (base table + by_owner GSI).
+    # not written); the relay writes a trail and a feed item per event and updates the owner's
+    # counter per record, and reads twice per record (decisions, "Feed positions").
     per["outbox_write_units_on_post_writes"] = 0.0
     per["events"] = c.events / n
+    per["bus_events"] = c.bus_events / n
     per["relay_write_units"] = u.total("write_units", phase="relay") / n
+    per["relay_read_units"] = u.total("read_units", phase="relay") / n
     per["relay_invocations"] = c.relay_invocations / n
     per["stream_read_requests"] = u.total("calls", service="dynamodbstreams", phase="relay") / n
     wu_with_feed = per["relay_write_units"]
@@ -342,8 +365,8 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
             worker_seconds_per_post * n / max(1, worker_batches),
         ),
         "dynamodb": PRICES["dynamodb_write_unit"].cost((wu + wu_with_feed) * million)
-        + PRICES["dynamodb_read_unit"].cost(ru * million),
-        "outbox": PRICES["eventbridge_custom_event"].cost(per["events"] * million)
+        + PRICES["dynamodb_read_unit"].cost((ru + per["relay_read_units"]) * million),
+        "outbox": PRICES["eventbridge_custom_event"].cost(per["bus_events"] * million)
         + _lambda_cost(per["relay_invocations"] * million, ASSUMED_OVERHEAD_SECONDS),
         "sqs": PRICES["sqs_request"].cost(sqs * million),
         "scheduler": 0.0,
@@ -508,7 +531,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  "Scheduler $", "total $ per 1M posts", "fixed $/month"], rows))  # fmt: skip
     per = ours["per_post"]
     print(f"\noutbox per post: {per['outbox_write_units_on_post_writes']} WCU on the post's "
-          f"writes, {per['events']} events, {per['relay_write_units']} WCU of feed items, "
+          f"writes, {per['events']} events ({per['bus_events']} on the bus), "
+          f"{per['relay_write_units']} WCU and {per['relay_read_units']} RCU of the feed, "
           f"{per['relay_invocations']} relay invocations, "
           f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")

@@ -210,13 +210,14 @@ GOAL_NOTES = {
     "write units": "binds: the pending-counter release (1, W5), the two idempotency-record "
     "writes (2, W6) and the three-write create (W3); a post item over 1 KB (content over about "
     "300 bytes, or a second channel) bills its claim and final update 2 each (W10).",
-    "cost": "binds: the outbox (issue 14: 4 EventBridge events, $4.03, and 4 feed-item write "
-    "units, $2.50, per post), then DynamoDB (8 write units, $5.00), the worker's Lambda time "
-    "waiting on the webhook (modelled at 512 MB) and API Gateway ($1.00); the Scheduler model "
-    "has no outbox (without it this service would cost about $8.96). Next levers: feed items "
-    "in a table of their own without the `by_owner` index copy, relaying to the bus only the "
-    "event types someone subscribed to, and a memory size chosen from measurements on Lambda "
-    "(none reachable here).",
+    "cost": "binds: DynamoDB (8 write units on the post path, $5.00, then the event feed: "
+    "per post 3 counter updates and 8 trail and feed items, 11 write units, $6.88, and 6 "
+    "consistent reads, decisions 'Feed positions'), the worker's Lambda time waiting on the "
+    "webhook (modelled at 512 MB), the bus (1 event per post with the default "
+    "`BUS_EVENT_TYPES`, $1.00) and API Gateway ($1.00). Next levers: the per-post trail "
+    "items (a second copy of each event, kept for the trail's consistent read and the "
+    "relay's duplicate check), one counter update per owner per relay batch instead of per "
+    "record, and a memory size chosen from measurements on Lambda (none reachable here).",
     "capacity": "binds: the posts and idempotency tables' write throughput (about 6 and 2 "
     "units per post with the relay's feed items), then the event source mapping's ramp.",
     "million": "the settings are `infra/config.MILLION_A_MINUTE_OVERRIDES` (W11); the run of "

@@ -5,7 +5,8 @@ The relay's event source mapping reads the stream in order (parallelization fact
 batch per shard at a time, so one post's events leave in order), reports batch item failures,
 bisects a failing batch, retries a record ``RELAY_RETRY_ATTEMPTS`` times and then sends its
 description (shard, sequence numbers; not the data) to ``RelayDLQ``. A filter passes only
-``POST`` and series items, so the feed's own ``EVENT#`` items and attempt rows never invoke it.
+``POST`` and series items, so the feed's own items, the feed counters and attempt rows never
+invoke it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ RELAY_RETRY_ATTEMPTS = 50
 #: A record older than this is given up (to the DLQ): the stream keeps records 24 h.
 RELAY_MAX_RECORD_AGE = Duration.hours(23)
 RELAY_TIMEOUT_SECONDS = 60
+#: What the relay may do on the posts table (feed items and feed counters only).
+RELAY_TABLE_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+]
 
 
 class OutboxConstruct(Construct):
@@ -87,10 +95,11 @@ class OutboxConstruct(Construct):
         self._build_source(posts)
 
     def _grant(self, posts: dynamodb.Table) -> None:
-        # Stream read is granted by the event source. The relay writes only feed items
-        # (PutItem, never Update/Delete) and puts events on this one bus.
+        # Stream read is granted by the event source. The relay writes only feed items and
+        # the owners' feed counters (decisions, "Feed positions"): it reads both, takes
+        # positions with UpdateItem and takes back what an erasure overtook with DeleteItem.
         self.relay.add_to_role_policy(
-            iam.PolicyStatement(actions=["dynamodb:PutItem"], resources=[posts.table_arn])
+            iam.PolicyStatement(actions=RELAY_TABLE_ACTIONS, resources=[posts.table_arn])
         )
         self.bus.grant_put_events_to(self.relay)
 

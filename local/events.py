@@ -10,22 +10,22 @@ from typing import Any, TextIO
 import boto3
 
 from local.embedded_aws import apply_client_environment, is_listening
-from scheduled_posts.data.event_feed import EVENT_PREFIX
+from scheduled_posts.data.event_feed import FEED_PREFIX
 from scheduled_posts.settings import Settings
 
 
 def stored_events(table: Any) -> list[dict[str, Any]]:
-    """Every feed item of ``table`` (a boto3 ``Table``), ordered by feed position. A Scan: a
-    local tool on a small emulated table; the service reads the feed by Query."""
+    """Every owner-feed item of ``table`` (a boto3 ``Table``), ordered by feed position. A
+    Scan: a local tool on a small emulated table; the service reads the feed by Query."""
     items: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {}
     while True:
         page = table.scan(**kwargs)
-        items += [i for i in page.get("Items", []) if str(i.get("sk", "")).startswith(EVENT_PREFIX)]
+        items += [i for i in page.get("Items", []) if str(i.get("pk", "")).startswith(FEED_PREFIX)]
         if "LastEvaluatedKey" not in page:
             break
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-    return sorted(items, key=lambda i: str(i["gsi1sk"]))
+    return sorted(items, key=lambda i: int(i["position"]))
 
 
 def print_events(port: int, out: TextIO = sys.stdout) -> int:

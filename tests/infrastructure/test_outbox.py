@@ -43,11 +43,12 @@ def test_relay_mapping_passes_only_post_and_series_items(dev: Synthesized) -> No
     }
 
 
-def test_relay_role_puts_items_and_events_only(dev: Synthesized) -> None:
+def test_relay_role_writes_feed_items_counters_and_events_only(dev: Synthesized) -> None:
     policies = _policy_documents(dev, "relay")
-    assert "dynamodb:PutItem" in policies
-    assert "events:PutEvents" in policies
-    for forbidden in ("dynamodb:UpdateItem", "dynamodb:DeleteItem", "IdempotencyTable",
+    for action in ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+                   "dynamodb:DeleteItem", "events:PutEvents"):  # fmt: skip
+        assert action in policies
+    for forbidden in ("dynamodb:Scan", "dynamodb:BatchWriteItem", "IdempotencyTable",
                       "DueIndexTable", "sqs:ReceiveMessage"):  # fmt: skip
         assert forbidden not in policies
 
@@ -55,6 +56,9 @@ def test_relay_role_puts_items_and_events_only(dev: Synthesized) -> None:
 def test_relay_env_names_the_bus_and_the_posts_table(dev: Synthesized) -> None:
     env = _function(dev, "relay")["Properties"]["Environment"]["Variables"]
     assert env["POSTS_TABLE_NAME"] == {"Ref": "PostsTable"}
+    assert env["BUS_EVENT_TYPES"] == (
+        "post.published,post.partially_published,post.failed,post.missed,delivery.failed"
+    )
     bus = dev.logical_id(dev.stack.outbox.bus)
     assert env["EVENT_BUS_NAME"] == {"Ref": bus}
 

@@ -8,9 +8,13 @@ Promises checked, per world:
   record only for a committed write, never for a failed condition or a cancelled transaction)
   reached the bus and the feed, each under exactly one event id; a duplicate only repeats an id
   with the same body;
-* per post, the bus saw the events in commit order (first occurrences);
+* per post, the bus saw the events of the types ``BUS_EVENT_TYPES`` names in commit order
+  (first occurrences), and no other type;
 * nothing else reached the bus (no event for a change that was not committed);
 * each post's last post event carries the status the API answers now;
+* each user's poller, following ``GET /v1/events`` by its cursor after every relay poll (and
+  once more when the last positions settled), sees each of the user's events exactly once and
+  no one else's (decisions, "Feed positions");
 * notifications (issue 14): every user of the world has an endpoint for every type, which
   answers 5xx, 429 or times out on some tries (at most :data:`MAX_ENDPOINT_FAILURES` per
   event); every expected event reaches its owner's endpoint, accepted once under its own
@@ -26,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduled_posts.data.event_bus import EventBus
+from scheduled_posts.feed_order import SETTLE_SECONDS
 from scheduled_posts.lifecycle.events import derive_events
 from scheduled_posts.models.events import BaseEvent, EventType, PostEvent, event_body
 from scheduled_posts.models.notifications import NotificationEndpoint
@@ -215,21 +220,70 @@ def expected_events(
     return expected, order
 
 
+class FeedFollower:
+    """Every user of ``world`` polling its event feed by the cursor, as a client would."""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+        self.cursors: dict[str, str | None] = dict.fromkeys(world.users)
+        self.seen: dict[str, list[str]] = {user: [] for user in world.users}
+        self.errors: list[str] = []
+
+    def poll(self) -> None:
+        for user in self.world.users:
+            for _ in range(50):
+                cursor = self.cursors[user]
+                query = {"limit": "100", **({"after": cursor} if cursor else {})}
+                answer = self.world._call(user, "GET", "/v1/events", query=query)
+                if answer.status != 200:
+                    self.errors.append(f"outbox: {user}'s feed poller got {answer.status}")
+                    break
+                items = answer.json["items"]
+                self.seen[user] += [i["event"]["event_id"] for i in items]
+                self.cursors[user] = answer.json["next_cursor"]
+                if not items:
+                    break
+
+    def problems(self, expected: dict[str, BaseEvent]) -> list[str]:
+        """After the last positions settled: each user saw its events once, nothing else."""
+        self.world.clock.advance(SETTLE_SECONDS)
+        self.poll()
+        found: list[str] = self.errors[:3]
+        for user, seen in self.seen.items():
+            owner = self.world.users[user].sub
+            want = {i for i, e in expected.items() if e.owner == owner}
+            counts = Counter(seen)
+            if set(counts) != want or max(counts.values(), default=1) > 1:
+                missing, extra = len(want - set(counts)), len(set(counts) - want)
+                repeated = sum(1 for n in counts.values() if n > 1)
+                found.append(
+                    f"outbox: {user}'s feed poller: {missing} events missing, {extra} foreign, "
+                    f"{repeated} seen twice"
+                )
+        return found
+
+
 def check_outbox(
     world: Any,
     *,
     tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
     notify_tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
+    bus_event_types: str | None = None,
 ) -> tuple[Counter[str], list[str]]:
     """Relay ``world``'s stream with crashes injected; (totals, problems). ``tamper`` rewrites
     what the bus is given, ``notify_tamper`` what the notification fan-out is given (to show
-    that the check catches a relay that loses or reorders)."""
+    that the check catches a relay that loses or reorders); ``bus_event_types`` replaces the
+    world's ``BUS_EVENT_TYPES``."""
     totals: Counter[str] = Counter()
     problems: list[str] = []
     crashes: Counter[str] = Counter()
     rng = random.Random(f"outbox-{world.seed}")
     bus = CrashingBus(world.settings.EVENT_BUS_NAME, rng, crashes, tamper)
-    rig = build_relay(world.settings, world.clock, bus=bus)
+    settings = world.settings
+    if bus_event_types is not None:
+        settings = settings.model_copy(update={"BUS_EVENT_TYPES": bus_event_types})
+    rig = build_relay(settings, world.clock, bus=bus)
+    wanted = settings.bus_event_types
     notify, receiver = _notifications(world, random.Random(f"notify-{world.seed}"))
     fanout = notify.fanout
     rig.relay.notify = (
@@ -246,9 +300,11 @@ def check_outbox(
         feed_put(event, **kwargs)
 
     rig.feed.put = crashing_feed_put  # type: ignore[method-assign]
+    follower = FeedFollower(world)
     idle = 0
     for _ in range(MAX_POLLS):
         idle = 0 if rig.poller.poll() else idle + 1
+        follower.poll()
         if rig.poller.caught_up():
             break
         if idle >= MAX_IDLE_POLLS:
@@ -272,13 +328,16 @@ def check_outbox(
             continue
         if event_body(event) != event_body(want):
             problems.append(f"outbox: event {event.event_id} sent with two bodies")
+        if wanted is not None and str(event.type) not in wanted:  # type: ignore[attr-defined]
+            problems.append(f"outbox: event {event.event_id} of a type the bus does not carry")
         ids = seen.setdefault(str(event.schedule_id or event.series_id), [])
         if event.event_id not in ids:
             ids.append(event.event_id)
     totals["events_duplicated"] = len(bus.sent) - sum(len(v) for v in seen.values())
     for key, ids in order.items():
-        if seen.get(key) != ids:
-            problems.append(f"outbox: post {key}: sent {seen.get(key)} but committed {ids}")
+        on_bus = [i for i in ids if wanted is None or str(expected[i].type) in wanted]  # type: ignore[attr-defined]
+        if seen.get(key, []) != on_bus:
+            problems.append(f"outbox: post {key}: sent {seen.get(key)} but committed {on_bus}")
     now = world.clock.now().timestamp()
     for post in world.posts:
         if post.schedule_id is None:
@@ -295,4 +354,5 @@ def check_outbox(
                 f"outbox: post {post.schedule_id}: last event {last}, status {got.json['status']}"
             )
     problems += _check_notifications(world, notify, receiver, expected, totals)
+    problems += follower.problems(expected)
     return totals, problems

@@ -34,8 +34,13 @@ class FlakyBus(EventBus):
 class Outbox:
     """The relay over the fire path's posts table, and a tap on the bus."""
 
-    def __init__(self, fire: FirePath, bus: EventBus | None = None) -> None:
+    def __init__(
+        self, fire: FirePath, bus: EventBus | None = None, bus_event_types: str | None = "*"
+    ) -> None:
+        """``bus_event_types``: the relay's ``BUS_EVENT_TYPES`` (None: the default)."""
         settings = fire.settings
+        if bus_event_types is not None:
+            settings = settings.model_copy(update={"BUS_EVENT_TYPES": bus_event_types})
         sqs = fire.aws.sqs
         self.tap = sqs.create_queue(QueueName="bus-tap")["QueueUrl"]
         tap_arn = sqs.get_queue_attributes(QueueUrl=self.tap, AttributeNames=["QueueArn"])[
@@ -100,6 +105,25 @@ def test_outbox_published_post_events_reach_bus_and_feed_in_order(
     assert {e["source"] for e in on_bus} == {"scheduled-posts"}
 
 
+def test_outbox_bus_carries_only_the_default_outcome_types_feed_and_notify_all(
+    fire: FirePath,
+) -> None:
+    # Given the relay with the default BUS_EVENT_TYPES, notifications recorded
+    outbox = Outbox(fire, bus_event_types=None)
+    notified: list[str] = []
+    outbox.relay.notify = lambda events: notified.extend(str(e.type) for e in events)  # type: ignore[attr-defined]
+    fire.channel("c1")
+    post = fire.post(fire.clock.now() + timedelta(seconds=30), ["c1"])
+    # When it is published and relayed
+    fire.driver.run_for(120)
+    outbox.poller.drain()
+    # Then the bus has only the outcome, the feed and the notifications every event
+    everything = ["post.scheduled", "post.claimed", "delivery.published", "post.published"]
+    assert [e["detail-type"] for e in outbox.bus_events()] == ["post.published"]
+    assert [e["type"] for e in outbox.trail(post.schedule_id)] == everything
+    assert notified == everything
+
+
 def test_outbox_cancelled_post_yields_scheduled_then_cancelled_only(
     fire: FirePath, outbox: Outbox
 ) -> None:
@@ -122,7 +146,9 @@ def test_outbox_relay_failure_retries_the_record_and_keeps_order(fire: FirePath)
     outbox.poller.poll()
     outbox.poller.poll()
     assert outbox.bus_events() == []
-    assert outbox.trail(post.schedule_id) == []
+    # The feed comes first (decisions, "Erasure erases the feed"): the failed record's event
+    # is stored once, and the retries store nothing twice.
+    assert [e["type"] for e in outbox.trail(post.schedule_id)] == ["post.scheduled"]
     outbox.poller.drain()
     on_bus = [e["detail"] for e in outbox.bus_events()]
     assert [e["type"] for e in on_bus] == [

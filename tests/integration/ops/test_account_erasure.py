@@ -1,6 +1,8 @@
 """Account export and erasure (issue 17 item 15), on the fire path's moto tables: after
 ``DELETE /v1/me`` a scan of every table finds nothing of the user, and a dispatch message
-already in the queue publishes nothing."""
+already in the queue publishes nothing; with the outbox relay running, the event feed is empty
+after ``done`` and stays empty, and nothing of the user reaches the bus once the erasure
+started."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from scheduled_posts.models.post import PostStatus
 from tests.integration.dispatch.conftest import FirePath
 from tests.integration.ops.conftest import set_rate_limit
 from tests.support.api import ApiClient
+from tests.support.outbox import RelayRig, build_relay
 
 FAR = "2026-11-30T09:30:00Z"
 
@@ -79,6 +82,98 @@ def _alice_world(fire: FirePath) -> dict[str, Any]:
 
 def _mentions(items: list[dict[str, Any]], needles: list[str]) -> list[dict[str, Any]]:
     return [i for i in items if any(n in repr(i) for n in needles)]
+
+
+class _RecordingBus:
+    """Stands in for the bus (and the notification fan-out): the owners of what was sent."""
+
+    def __init__(self) -> None:
+        self.owners: list[str] = []
+
+    def put(self, events: list[Any]) -> None:
+        self.owners += [e.owner for e in events]
+
+
+def _relay(fire: FirePath) -> tuple[RelayRig, _RecordingBus, _RecordingBus]:
+    bus, notified = _RecordingBus(), _RecordingBus()
+    rig = build_relay(fire.settings, fire.clock, bus=bus)
+    rig.relay.notify = notified.put
+    return rig, bus, notified
+
+
+def _feed(client: ApiClient) -> list[dict[str, Any]]:
+    answer = client.get("/v1/events", query={"limit": "100"})
+    assert answer.status == 200
+    return [item["event"] for item in answer.json["items"]]
+
+
+def test_erase_account_with_the_relay_empties_the_feed_and_it_stays_empty(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    rig, bus, notified = _relay(fire)
+    world = _alice_world(fire)
+    rig.poller.drain()
+    alice = ApiClient("alice")
+    assert len(_feed(alice)) > 5 and alice.get(f"/v1/scheduled-posts/{world['ids'][0]}/events")
+    # Committed before the erasure, relayed only after its last sweep of the feed.
+    assert alice.delete(f"/v1/scheduled-posts/{world['ids'][2]}").status == 200
+    bus.owners.clear()
+    notified.owners.clear()
+
+    assert alice.delete("/v1/me").json == {"status": "done"}
+    rig.poller.drain()
+    fire.clock.advance(60)
+    fire.driver.run_for(60)
+    rig.poller.drain()
+
+    assert _feed(alice) == []
+    assert _mentions(_scan_all(fire), ["alice", *world["ids"]]) == []
+    assert "alice" not in bus.owners + notified.owners
+    assert [e["schedule_id"] for e in _feed(ApiClient("bob"))] == [world["bob"]]
+
+
+def test_erase_account_relay_overtaken_by_the_erasure_takes_its_items_back(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    rig, bus, _ = _relay(fire)
+    fire.channel("ach-one")
+    alice = ApiClient("alice")
+    alice.schedule(FAR, ["ach-one"])
+    put = rig.feed.put
+
+    def erase_then_put(*args: Any, **kwargs: Any) -> None:
+        # The relay took its position; the whole erasure (and its sweep) runs before the put.
+        rig.feed.put = put  # type: ignore[method-assign]
+        assert alice.delete("/v1/me").json == {"status": "done"}
+        put(*args, **kwargs)
+
+    rig.feed.put = erase_then_put  # type: ignore[method-assign]
+    rig.poller.drain()
+
+    assert _feed(alice) == []
+    assert _mentions(_scan_all(fire), ["alice"]) == []
+    assert bus.owners == []
+
+
+def test_erase_account_then_new_posts_reach_the_feed_again(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    rig, _, _ = _relay(fire)
+    fire.channel("ach-one")
+    alice = ApiClient("alice")
+    alice.schedule(FAR, ["ach-one"])
+    rig.poller.drain()
+    cursor = alice.get("/v1/events").json["next_cursor"]
+    assert cursor is not None
+    assert alice.delete("/v1/me").json == {"status": "done"}
+    rig.poller.drain()
+    fire.clock.advance(1)
+
+    fire.channel("ach-two")
+    again = alice.schedule(FAR, ["ach-two"])["schedule_id"]
+    rig.poller.drain()
+
+    assert [(e["type"], e["schedule_id"]) for e in _feed(alice)] == [("post.scheduled", again)]
+    fire.clock.advance(300)  # the old cursor's gap settles
+    after = alice.get("/v1/events", query={"after": cursor}).json["items"]
+    assert [i["event"]["schedule_id"] for i in after] == [again]
 
 
 def test_erase_account_leaves_nothing_of_the_user_in_any_table(api_fire) -> None:  # type: ignore[no-untyped-def]

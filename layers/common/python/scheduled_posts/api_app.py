@@ -124,7 +124,7 @@ class ApiDependencies:
     def event_feed(self) -> EventFeed:
         """The event feed (``GET /v1/events``, ``GET /v1/scheduled-posts/{id}/events``)."""
         table = self.dynamodb.Table(self.settings.POSTS_TABLE_NAME) if self.dynamodb else None
-        return EventFeed(self.settings.POSTS_TABLE_NAME, table=table)
+        return EventFeed(self.settings.POSTS_TABLE_NAME, table=table, clock=self.clock)
 
     def cursor_codec(self) -> CursorCodec:
         """The pagination cursor codec (Secrets Manager reads are cached by Powertools)."""

@@ -99,11 +99,35 @@ class Settings(BaseModel):
     NOTIFY_RETRY_BASE_SECONDS: float = Field(30.0, gt=0)
     NOTIFY_RETRY_CAP_SECONDS: float = Field(3600.0, gt=0, le=43_200)
     MAX_NOTIFICATION_ENDPOINTS_PER_USER: int = Field(10, ge=1, le=1000)
+    #: Event types the relay puts on the EventBridge bus, comma-separated (``*``: every type;
+    #: empty: none). Every event stays in the feed and goes to notifications whatever this says
+    #: (decisions, "The bus carries the outcomes a deployment asks for").
+    BUS_EVENT_TYPES: str = (
+        "post.published,post.partially_published,post.failed,post.missed,delivery.failed"
+    )
 
     @field_validator("OUTBOUND_ALLOWED_ORIGINS", "WEBHOOK_ALLOWED_ORIGINS")
     @classmethod
     def _strip_origins(cls, value: str) -> str:
         return ",".join(part.strip() for part in value.split(",") if part.strip())
+
+    @field_validator("BUS_EVENT_TYPES")
+    @classmethod
+    def _check_bus_types(cls, value: str) -> str:
+        from scheduled_posts.models.events import EventType
+
+        parts = [part.strip() for part in value.split(",") if part.strip()]
+        known = {t.value for t in EventType} | {"*"}
+        for part in parts:
+            if part not in known:
+                raise ValueError(f"{part!r} is not an event type (docs/events.md) or *")
+        return ",".join(parts)
+
+    @property
+    def bus_event_types(self) -> frozenset[str] | None:
+        """The types :attr:`BUS_EVENT_TYPES` names; None: every type."""
+        parts = frozenset(p for p in self.BUS_EVENT_TYPES.split(",") if p)
+        return None if "*" in parts else parts
 
     @field_validator("WEBHOOK_ALLOWED_PORTS", "WEBHOOK_REFUSED_PORTS")
     @classmethod

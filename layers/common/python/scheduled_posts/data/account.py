@@ -2,8 +2,9 @@
 
 Where a user's items live (``docs/data-model.md``), and how each is found without a scan:
 
-* ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts under
-  its ``pk``; the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
+* ``PostsTable``: posts through GSI ``by_owner`` (expired ones too); each post's attempts and
+  event trail under its ``pk`` (a series' trail under its own); the owner's event feed
+  (``FEED#<sub>``); the ``OWNER#<sub>`` partition (channels, pending counters, the channel counter,
   the create-idempotency index and the erasure request); ``RATE#<channel_id>`` per channel;
   recurring schedules (``SERIES#<id>``/``SERIES``) through GSI ``by_owner`` under
   ``OWNER#<sub>#SERIES`` (their open-series counter is in the ``OWNER#<sub>`` partition).
@@ -15,6 +16,10 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
   ``[owner, Idempotency-Key]``; prefix ``create_series``, key ``[owner, "series:" + key]``; the
   keys listed by the create-idempotency index), whose ids are
   Powertools' ``<prefix>#<md5 of the JSON key>``.
+
+What stays: the owner's feed counter (``data/feed_sequence.py``), keyed by a one-way hash of
+the subject, as the tombstone that keeps the relay from storing events of the erased posts
+that are still in the stream; it expires after two days.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from boto3.dynamodb.conditions import Key
 from scheduled_posts import keys
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.channels import channel_from_item
+from scheduled_posts.data.event_feed import feed_pk
+from scheduled_posts.data.feed_sequence import FeedSequence
 from scheduled_posts.data.notification_endpoints import endpoint_from_item
 from scheduled_posts.data.posts import attempt_from_item
 from scheduled_posts.models.notifications import NotificationEndpoint
@@ -107,6 +114,22 @@ class AccountStore:
             Series.from_item(item) for item in self._owner_items(keys.owner_series_gsi_pk(owner))
         ]
 
+    def _partition(self, pk: str) -> list[dict[str, Any]]:
+        """Every item under ``pk`` in ``PostsTable`` (consistent, paginated)."""
+        return list(
+            self._query(
+                self._table(0), KeyConditionExpression=Key("pk").eq(pk), ConsistentRead=True
+            )
+        )
+
+    def _delete_all(self, items: list[dict[str, Any]]) -> None:
+        with self._table(0).batch_writer() as batch:
+            for item in items:
+                batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
+
+    def _sequence(self) -> FeedSequence:
+        return FeedSequence(self._names[0], table=self._table(0))
+
     def attempt_items(self, schedule_id: str) -> list[dict[str, Any]]:
         """Every attempt item of a post (expired ones too), in start order."""
         return list(
@@ -161,7 +184,9 @@ class AccountStore:
     # ----------------------------------------------------------------- writes
 
     def request_erasure(self, owner: str, *, requested_at: str) -> None:
-        """Record that ``owner`` asked to be erased (kept until the erasure completes)."""
+        """Record that ``owner`` asked to be erased (kept until the erasure completes); from
+        then on the relay stores and sends no event of ``owner``."""
+        self._sequence().mark_erasing(owner, requested_at=requested_at)
         self._table(0).put_item(
             Item={"pk": keys.owner_pk(owner), "sk": ERASURE_SK, "requested_at": requested_at}
         )
@@ -183,11 +208,11 @@ class AccountStore:
         )
 
     def delete_post(self, post: Post) -> None:
-        """Delete a post with its attempts, due entry, late marker and delivery records."""
+        """Delete a post with its attempts, event trail, due entry, late marker and delivery
+        records."""
         posts, due, idempotency = self._table(0), self._table(1), self._table(2)
-        with posts.batch_writer() as batch:
-            for item in self.attempt_items(post.schedule_id):
-                batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
+        pk = keys.post_pk(post.schedule_id)
+        self._delete_all([i for i in self._partition(pk) if i["sk"] != keys.POST_SK])
         # The entry's keys are derived, not stored on the post (issue 16, W1).
         due_sk = keys.order_key(post.publish_at, post.schedule_id)
         due.delete_item(Key={"bucket": keys.due_bucket(post.publish_at, post.shard), "due": due_sk})
@@ -199,14 +224,19 @@ class AccountStore:
         posts.delete_item(Key={"pk": keys.post_pk(post.schedule_id), "sk": keys.POST_SK})
 
     def delete_series(self, series: Series) -> None:
-        """Delete a series item and its materialization-index entry (the materializer's
-        ``ConditionCheck`` on the series then fails: it writes no more occurrences)."""
+        """Delete a series item, its event trail and its materialization-index entry (the
+        materializer's ``ConditionCheck`` on the series then fails: it writes no more
+        occurrences)."""
         where = series.index_keys()
         if where is not None:
             self._table(1).delete_item(Key={"bucket": where[0], "due": where[1]})
-        self._table(0).delete_item(
-            Key={"pk": keys.series_pk(series.series_id), "sk": keys.SERIES_SK}
-        )
+        pk = keys.series_pk(series.series_id)
+        self._delete_all([i for i in self._partition(pk) if i["sk"] != keys.SERIES_SK])
+        self._table(0).delete_item(Key={"pk": pk, "sk": keys.SERIES_SK})
+
+    def delete_owner_feed(self, owner: str) -> None:
+        """Delete ``owner``'s event feed (``FEED#<sub>``)."""
+        self._delete_all(self._partition(feed_pk(owner)))
 
     def delete_owner_items(self, owner: str) -> None:
         """Delete the ``OWNER#<sub>`` partition but the erasure request, each channel's
@@ -234,6 +264,8 @@ class AccountStore:
                 if item["sk"] != ERASURE_SK:
                     batch.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
 
-    def complete_erasure(self, owner: str) -> None:
-        """Delete the erasure request: the last item of ``owner``."""
+    def complete_erasure(self, owner: str, *, erased_at: str, now_epoch: float) -> None:
+        """Turn the feed counter into the tombstone (nothing created before ``erased_at``
+        enters the feed again), then delete the erasure request: the last item of ``owner``."""
+        self._sequence().mark_erased(owner, erased_at=erased_at, now_epoch=now_epoch)
         self._table(0).delete_item(Key={"pk": keys.owner_pk(owner), "sk": ERASURE_SK})

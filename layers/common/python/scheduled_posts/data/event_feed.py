@@ -1,17 +1,21 @@
 """The event feed: outcome events stored in ``PostsTable`` for ``GET /v1/events`` and
-``GET /v1/scheduled-posts/{id}/events`` (``docs/events.md``).
+``GET /v1/scheduled-posts/{id}/events`` (``docs/events.md``, ``docs/data-model.md``).
 
-Items (one per event, written by the relay, never by the API or the worker):
+Two items per event, written by the relay (never by the API or the worker), the trail item
+first:
 
-* ``pk = POST#<schedule_id>`` (``SERIES#<series_id>`` for series events),
-  ``sk = EVENT#<stream sequence number, 40 digits>#<position in the record, 2 digits>``: the
-  post's trail in commit order (one Query of the post's partition, like its attempt rows);
-* ``gsi1pk = OWNER#<owner>#EVENT``, ``gsi1sk = <occurred_at>#<sequence><position>`` on the
-  existing ``by_owner`` index: the caller's feed in ``occurred_at`` order;
-* ``event`` (the JSON body), ``event_id``, ``type``, ``trace_id`` (the stream record's
-  ``eventID``), ``expires_at`` (TTL, ``RETENTION_DAYS``).
+* the post's **trail**: ``pk = POST#<schedule_id>`` (``SERIES#<series_id>`` for series
+  events), ``sk = EVENT#<stream sequence number, 40 digits>#<index in the record, 2 digits>``:
+  one Query of the post's partition in commit order; its key is fixed by the stream record,
+  so a repeated record finds it (the relay's duplicate check);
+* the owner's **feed**: ``pk = FEED#<owner>``, ``sk = <position, 20 digits>`` (a per-owner
+  counter, ``data/feed_sequence.py``): one consistent Query in the order the relay stored
+  them (``feed_order.py`` says which items a reader may hand out).
 
-A put of the same event again writes the same item (same key, same body): the relay may repeat.
+Both carry ``event`` (the JSON body), ``event_id``, ``type``, ``trace_id`` (the stream record's
+``eventID``), ``position``, ``taken_at_ms`` (when the relay took the position) and
+``expires_at`` (TTL, ``RETENTION_DAYS``); the feed item also ``first`` (the first position of
+its counter). No index copy.
 """
 
 from __future__ import annotations
@@ -23,85 +27,140 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from scheduled_posts import keys
-from scheduled_posts.clock import format_instant
+from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.aws import TableStore
+from scheduled_posts.feed_order import Placed, position_key
 from scheduled_posts.models.events import BaseEvent, event_body
-from scheduled_posts.tables import BY_OWNER_INDEX
 
 EVENT_PREFIX = "EVENT#"
+FEED_PREFIX = "FEED#"
 #: DynamoDB stream sequence numbers have 21 to 40 digits (DynamoDB Streams API Reference,
 #: ``StreamRecord.SequenceNumber``); padded to 40 they sort as numbers.
 SEQUENCE_DIGITS = 40
 
 
-def owner_events_gsi_pk(owner: str) -> str:
-    return f"OWNER#{owner}#EVENT"
+def feed_pk(owner: str) -> str:
+    """The partition of ``owner``'s feed."""
+    return f"{FEED_PREFIX}{owner}"
 
 
-def feed_position(event: BaseEvent, sequence_number: str, position: int) -> str:
-    """``<occurred_at>#<sequence, 40 digits><position, 2 digits>``: the feed's sort key (it also
-    satisfies the cursor's key format, ``logic/cursor.py``)."""
-    sequence = f"{int(sequence_number):0{SEQUENCE_DIGITS}d}"
-    return f"{format_instant(event.occurred_at)}#{sequence}{position:02d}"
+def trail_key(event: BaseEvent, sequence_number: str, index: int) -> dict[str, str]:
+    """The trail item's key of the ``index``-th event of stream record ``sequence_number``."""
+    pk = (
+        keys.post_pk(event.schedule_id)
+        if event.schedule_id is not None
+        else f"SERIES#{event.series_id}"
+    )
+    return {"pk": pk, "sk": f"{EVENT_PREFIX}{int(sequence_number):0{SEQUENCE_DIGITS}d}#{index:02d}"}
 
 
 @dataclass(frozen=True)
 class StoredEvent:
-    """An event as the feed returns it: the JSON ``event`` and the stream record's ``trace_id``."""
+    """An event as the feed returns it: the JSON ``event``, the stream record's ``trace_id``,
+    its feed ``position`` (0 for items stored before feed positions), when the relay took it
+    (``taken_at``, epoch seconds) and whether it is the ``first`` of its counter."""
 
     event: dict[str, Any]
     trace_id: str
-    position: str
+    position: int = 0
+    taken_at: float = 0.0
+    first: bool = False
+
+    @property
+    def placed(self) -> Placed:
+        return Placed(position=self.position, taken_at=self.taken_at, first=self.first)
+
+
+@dataclass(frozen=True)
+class TrailEntry:
+    """What a trail item says about its feed item."""
+
+    position: int
+    taken_at: float
 
 
 @dataclass(frozen=True)
 class EventPage:
-    """A page of the caller's feed; ``last_key`` is None at the end."""
+    """Items of the caller's feed above a position, ascending (``more``: the Query had more)."""
 
     events: list[StoredEvent]
-    last_key: str | None
-
-
-def _partition(event: BaseEvent) -> str:
-    if event.schedule_id is not None:
-        return keys.post_pk(event.schedule_id)
-    return f"SERIES#{event.series_id}"
+    more: bool
 
 
 def _stored(item: dict[str, Any]) -> StoredEvent:
     return StoredEvent(
-        event=json.loads(item["event"]), trace_id=item.get("trace_id", ""), position=item["gsi1sk"]
+        event=json.loads(item["event"]),
+        trace_id=item.get("trace_id", ""),
+        position=int(item.get("position", 0)),
+        taken_at=int(item.get("taken_at_ms", 0)) / 1000,
+        first=bool(item.get("first", False)),
     )
 
 
 class EventFeed(TableStore):
-    """Writes and reads the feed items of ``PostsTable`` (``Settings.POSTS_TABLE_NAME``)."""
+    """Writes and reads the feed items of ``PostsTable`` (``Settings.POSTS_TABLE_NAME``);
+    ``clock`` is the readers' (``logic/event_feed.py`` judges settled items by it)."""
+
+    def __init__(
+        self, table_name: str, *, table: Any | None = None, clock: Clock | None = None
+    ) -> None:
+        super().__init__(table_name, table=table)
+        self.clock = clock or SystemClock()
+
+    def trail_entry(self, event: BaseEvent, sequence_number: str, index: int) -> TrailEntry | None:
+        """The trail item of that event, if stored (consistent read)."""
+        item = self.table.get_item(
+            Key=trail_key(event, sequence_number, index),
+            ConsistentRead=True,
+            ProjectionExpression="#p, taken_at_ms",
+            ExpressionAttributeNames={"#p": "position"},
+        ).get("Item")
+        if item is None or "position" not in item:
+            return None
+        return TrailEntry(position=int(item["position"]), taken_at=int(item["taken_at_ms"]) / 1000)
+
+    def in_feed(self, owner: str, position: int) -> bool:
+        """Whether ``owner``'s feed holds an item at ``position`` (consistent read)."""
+        key = {"pk": feed_pk(owner), "sk": position_key(position)}
+        return "Item" in self.table.get_item(
+            Key=key, ConsistentRead=True, ProjectionExpression="pk"
+        )
 
     def put(
         self,
         event: BaseEvent,
         *,
         sequence_number: str,
+        index: int,
         position: int,
+        taken_at: float,
+        first: bool,
         trace_id: str,
         expires_at: int,
     ) -> None:
-        """Store ``event``, the ``position``-th event of the stream record ``sequence_number``
-        (``trace_id`` its ``eventID``); ``expires_at`` epoch seconds. Repeating it is harmless."""
-        seq = f"{int(sequence_number):0{SEQUENCE_DIGITS}d}#{position:02d}"
-        self.table.put_item(
-            Item={
-                "pk": _partition(event),
-                "sk": f"{EVENT_PREFIX}{seq}",
-                "gsi1pk": owner_events_gsi_pk(event.owner),
-                "gsi1sk": feed_position(event, sequence_number, position),
-                "event_id": event.event_id,
-                "type": str(getattr(event, "type", "")),
-                "event": json.dumps(event_body(event), separators=(",", ":")),
-                "trace_id": trace_id,
-                "expires_at": expires_at,
-            }
-        )
+        """Store ``event`` (the ``index``-th of stream record ``sequence_number``) at feed
+        ``position`` (taken at ``taken_at``, epoch seconds): its trail item, then its feed item.
+        Repeating it writes the same two items."""
+        body = {
+            "event_id": event.event_id,
+            "type": str(getattr(event, "type", "")),
+            "event": json.dumps(event_body(event), separators=(",", ":")),
+            "trace_id": trace_id,
+            "position": position,
+            "taken_at_ms": int(taken_at * 1000),
+            "expires_at": expires_at,
+        }
+        self.table.put_item(Item={**trail_key(event, sequence_number, index), **body})
+        key = {"pk": feed_pk(event.owner), "sk": position_key(position)}
+        self.table.put_item(Item={**key, **body, "first": first})
+
+    def remove(self, event: BaseEvent, *, sequence_number: str, index: int) -> None:
+        """Delete that event's feed item (at the position its trail item names) and trail item."""
+        entry = self.trail_entry(event, sequence_number, index)
+        if entry is not None:
+            key = {"pk": feed_pk(event.owner), "sk": position_key(entry.position)}
+            self.table.delete_item(Key=key)
+        self.table.delete_item(Key=trail_key(event, sequence_number, index))
 
     def post_events(self, schedule_id: str, *, now_epoch: float) -> list[StoredEvent]:
         """Every unexpired event of one post in commit order (consistent, paginated Query)."""
@@ -120,17 +179,14 @@ class EventFeed(TableStore):
                 return events
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def owner_events(self, owner: str, *, after: str | None, limit: int) -> EventPage:
-        """Up to ``limit`` of ``owner``'s events after feed position ``after`` (GSI ``by_owner``,
-        eventually consistent), oldest first."""
-        condition = Key("gsi1pk").eq(owner_events_gsi_pk(owner))
+    def owner_events(self, owner: str, *, after: int | None, limit: int) -> EventPage:
+        """Up to ``limit`` of ``owner``'s feed items above position ``after``, ascending (one
+        strongly consistent Query of the owner's partition)."""
+        condition = Key("pk").eq(feed_pk(owner))
         if after is not None:
-            condition = condition & Key("gsi1sk").gt(after)
-        page = self.table.query(
-            IndexName=BY_OWNER_INDEX.name, KeyConditionExpression=condition, Limit=limit
-        )
-        items = page.get("Items", [])
-        last = page.get("LastEvaluatedKey")
+            condition = condition & Key("sk").gt(position_key(after))
+        page = self.table.query(KeyConditionExpression=condition, Limit=limit, ConsistentRead=True)
         return EventPage(
-            events=[_stored(i) for i in items], last_key=last["gsi1sk"] if last else None
+            events=[_stored(i) for i in page.get("Items", [])],
+            more="LastEvaluatedKey" in page,
         )

@@ -8,9 +8,12 @@
   every ``scheduled`` post through the normal cancel path (so a dispatch message already in the
   queue finds a cancelled post and publishes nothing), then deletes every item of the caller in
   every table
-  (``data/account.py`` lists where they live), not leaving them to TTL, and last the request
-  itself. A post already ``publishing`` is deleted too; a delivery in flight at that moment may
-  still reach its destination (its lease writes then fail).
+  (``data/account.py`` lists where they live: the event feed and each post's trail too), not
+  leaving them to TTL, and last the request itself. From the request on, the relay stores and
+  sends no event of the caller (the feed counter refuses, ``data/feed_sequence.py``), and after
+  ``done`` none of anything created before it. A post already ``publishing`` is deleted too;
+  a delivery in flight at that moment may still reach its destination (its lease writes then
+  fail).
 * :func:`erasure_status` -> ``GET /v1/me/erasure``: ``pending`` while the request is recorded,
   ``done`` once nothing of the erasure is left to do.
 
@@ -94,8 +97,10 @@ def erase_account(
         for one in store.series(owner):  # read again: the delete moved their index entries
             store.delete_series(one)
         store.delete_owner_items(owner)
+        store.delete_owner_feed(owner)
         if not posts and not series:
-            store.complete_erasure(owner)
+            now = deps.clock.now()
+            store.complete_erasure(owner, erased_at=format_instant(now), now_epoch=now.timestamp())
             logger.info("account erased")
             return "done"
     return "pending"

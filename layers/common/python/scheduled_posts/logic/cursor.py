@@ -35,6 +35,12 @@ _SECRET_MAX_AGE_SECONDS = 300
 #: The query of a channel-list cursor, whose key is a channel id (not a ``gsi1sk``).
 CHANNELS_QUERY = "channels"
 _CHANNEL_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: The query of an event-feed cursor, whose key is a feed position (decimal digits,
+#: ``feed_order.py``); feed cursors issued before feed positions carry :data:`OLD_FEED_QUERY`.
+FEED_QUERY = "feed"
+OLD_FEED_QUERY = "events"
+_FEED_KEY = re.compile(r"^\d{1,20}$")
+_KEYS = {CHANNELS_QUERY: _CHANNEL_KEY, FEED_QUERY: _FEED_KEY}
 
 
 def _b64(data: bytes) -> str:
@@ -64,7 +70,8 @@ class CursorCodec:
         return f"{payload}.{self._mac(owner, payload)}"
 
     def decode(self, cursor: str, *, owner: str, query: str) -> str:
-        """The ``gsi1sk`` (a channel id for :data:`CHANNELS_QUERY`) to resume after.
+        """The ``gsi1sk`` (a channel id for :data:`CHANNELS_QUERY`, a feed position for
+        :data:`FEED_QUERY`) to resume after.
 
         Raises
         ------
@@ -85,10 +92,15 @@ class CursorCodec:
             raise InvalidCursorError("the cursor is not valid") from exc
         if not isinstance(data, dict) or data.get("v") != _VERSION:
             raise InvalidCursorError("the cursor is not valid")
+        if query == FEED_QUERY and data.get("q") == OLD_FEED_QUERY:
+            raise InvalidCursorError(
+                "the cursor comes from the event feed's earlier order: read the feed again "
+                "without after (docs/events.md)"
+            )
         if data.get("q") != query:
             raise InvalidCursorError("the cursor was issued for other filters")
         last_key = data.get("k")
-        pattern = _CHANNEL_KEY if query == CHANNELS_QUERY else _SORT_KEY
+        pattern = _KEYS.get(query, _SORT_KEY)
         if not isinstance(last_key, str) or not pattern.match(last_key):
             raise InvalidCursorError("the cursor is not valid")
         return last_key

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduled_posts.clock import Clock
 from scheduled_posts.data.event_feed import EventFeed, StoredEvent
+from scheduled_posts.feed_order import readable
 from scheduled_posts.logic import posts as post_logic
-from scheduled_posts.logic.cursor import CursorCodec
+from scheduled_posts.logic.cursor import FEED_QUERY, CursorCodec
 from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.observability import tracer
-
-#: What feed cursors are bound to besides the caller (a posts-list cursor is refused here).
-FEED_QUERY = "events"
 
 
 @dataclass(frozen=True)
@@ -26,22 +25,40 @@ class FeedPage:
 
 @tracer.capture_method
 def list_events(
-    owner: str, *, after: str | None, limit: int, feed: EventFeed, codec: CursorCodec
+    owner: str,
+    *,
+    after: str | None,
+    limit: int,
+    feed: EventFeed,
+    codec: CursorCodec,
+    clock: Clock | None = None,
 ) -> FeedPage:
-    """Up to ``limit`` (1-100) of ``owner``'s events after the cursor ``after``.
+    """Up to ``limit`` (1-100) of ``owner``'s events after the cursor ``after``, in feed
+    position order, never one that an event stored later could precede (``feed_order.py``):
+    a poller following ``next_cursor`` sees every event once.
 
     Raises
     ------
     InvalidCursorError
-        The cursor was forged, altered, issued to another user or by another list (a 400).
+        The cursor was forged, altered, issued to another user or by another list, or comes
+        from the feed's earlier order (a 400).
+
+    ``clock`` defaults to the feed's.
     """
-    position = codec.decode(after, owner=owner, query=FEED_QUERY) if after is not None else None
+    key = codec.decode(after, owner=owner, query=FEED_QUERY) if after is not None else None
+    position = int(key) if key is not None else None
     page = feed.owner_events(owner, after=position, limit=limit)
-    if not page.events:
+    count = readable(
+        [e.placed for e in page.events],
+        after=position,
+        now_epoch=(clock or feed.clock).now().timestamp(),
+    )
+    if count == 0:
         return FeedPage(events=[], next_cursor=after)
-    last = page.events[-1].position
+    events = page.events[:count]
+    last = str(events[-1].position)
     return FeedPage(
-        events=page.events, next_cursor=codec.encode(owner=owner, last_key=last, query=FEED_QUERY)
+        events=events, next_cursor=codec.encode(owner=owner, last_key=last, query=FEED_QUERY)
     )
 
 
