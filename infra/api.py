@@ -254,7 +254,7 @@ class ApiConstruct(Construct):
             payload_format_version=apigw.PayloadFormatVersion.VERSION_2_0,
         )
         # One CDK route per line of the route table (``scheduled_posts/api/routes.py``); a
-        # public route (the health check, the OpenAPI document) has no authorizer.
+        # public route (the health check, the OpenAPI document and its page) has no authorizer.
         for route in ROUTES:
             added = self.http_api.add_routes(
                 path=route.path,
@@ -268,7 +268,8 @@ class ApiConstruct(Construct):
                         Acknowledgment(
                             id="AwsSolutions::AwsSolutions-APIG4",
                             reason=f"{route.key} answers without a token on purpose (load "
-                            "balancers, the API's own contract); it reads no user data.",
+                            "balancers, the API's own contract and its page); it reads no "
+                            "user data.",
                         )
                     )
 

@@ -36,7 +36,8 @@ def prepare_run(config: LocalConfig) -> None:
 
 def subject_problem(sub: str) -> str | None:
     """Why ``sub`` cannot be a token subject, or ``None``: the API refuses (401) a ``sub`` that
-    is empty, over 255 characters or holds control characters (``functions/api/handler.py``)."""
+    is empty, over 255 characters or holds control characters
+    (``scheduled_posts/api/precheck.py``)."""
     if not sub.strip():
         return "is empty"
     if len(sub) > 255:

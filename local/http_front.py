@@ -282,11 +282,7 @@ class ApiFront:
             self._send(request, 404, list(_FRONT_JSON), b'{"message":"Not Found"}')
             return
         try:
-            claims = (
-                self.checker.check(request.headers.get("authorization"))
-                if route[0] not in PUBLIC_ROUTE_KEYS
-                else None
-            )
+            claims = self._claims(route[0], request.headers.get("authorization"))
         except Unauthorized as exc:
             status, headers, payload = unauthorized_response(exc)
             self._send(request, status, list(headers.items()), payload)
@@ -319,6 +315,18 @@ class ApiFront:
                 "ms": int((time.monotonic() - started) * 1000),
             },
         )
+
+    def _claims(self, route_key: str, authorization: str | None) -> dict[str, Any] | None:
+        """The token's claims, or ``None`` on a public route (no authorizer, no token asked).
+
+        Raises
+        ------
+        Unauthorized
+            When a route behind the authorizer gets no token or a refused one.
+        """
+        if route_key in PUBLIC_ROUTE_KEYS:
+            return None
+        return self.checker.check(authorization)
 
     @staticmethod
     def _send(

@@ -10,7 +10,7 @@ from scheduled_posts.api.routes import ROUTES
 from tests.infrastructure.conftest import Synthesized
 
 #: The routes that answer without a token (no authorizer).
-PUBLIC_ROUTE_KEYS = {"GET /openapi.json", "GET /v1/health"}
+PUBLIC_ROUTE_KEYS = {"GET /openapi.json", "GET /v1/health", "GET /docs"}
 EXPECTED_ROUTE_KEYS = {
     *PUBLIC_ROUTE_KEYS,
     "GET /v1/channels",

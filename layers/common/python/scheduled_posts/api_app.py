@@ -1,6 +1,7 @@
 """The API Lambda's collaborators, built once per process (lazily: importing does no I/O).
 
-``functions/api/handler.py`` asks :func:`get_dependencies` for them on every request; tests
+The API's routers (``scheduled_posts/api/``) take them through Powertools ``Depends`` on
+:func:`get_dependencies` (``scheduled_posts.api.params``) on every request; tests
 install their own with :func:`set_dependencies` (moto tables, a SimClock, a fake DNS resolver,
 a recording promoter).
 

@@ -1,5 +1,6 @@
-"""The API's route table: every route once, read by the resolver, ``infra/api.py`` and the local
-front (``local/http_front.py``).
+"""The API's route table: every route once, read by the API Lambda (the pre-check and the OpenAPI
+document ask it which routes are public), ``infra/api.py`` and the local front
+(``local/http_front.py``).
 
 Plain data (no Powertools, no CDK) so that ``cdk synth`` and the local front import it cheaply.
 Paths use API Gateway's ``{name}`` syntax; the routers write the same path with Powertools'
@@ -43,6 +44,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     # service.py: no caller needed
     *_routes("/openapi.json", "GET", auth=False),
     *_routes("/v1/health", "GET", auth=False),
+    *_routes("/docs", "GET", auth=False),
     # channels.py
     *_routes("/v1/channels", "GET", "POST"),
     *_routes("/v1/channels/{channel_id}", "GET", "PATCH", "DELETE"),
