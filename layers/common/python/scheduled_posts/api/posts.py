@@ -45,6 +45,11 @@ from scheduled_posts.models.post import PostStatus
 router = APIGatewayHttpRouter()
 
 _CHANGED = responses(PostOut, errors=(*COMMON, 409, 412))
+_CANCELLED = responses(
+    PostOut,
+    errors=(*COMMON, 409, 412),
+    overrides={409: "The post is neither scheduled nor waiting for its next attempt"},
+)
 
 
 def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
@@ -141,7 +146,7 @@ def update_post(
 @router.delete(
     "/v1/scheduled-posts/<schedule_id>",
     summary="Cancel a scheduled post",
-    responses=_CHANGED,
+    responses=_CANCELLED,
 )
 def cancel_post(
     schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg, if_match: IfMatch = None
