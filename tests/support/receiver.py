@@ -387,7 +387,11 @@ class FakeReceiver(ReceiverLedger):
         body: bytes,
         headers: Mapping[str, str],
         timeout: float,
+        *,
+        method: str = "POST",
     ) -> TransportResponse:
+        """Answer a webhook delivery (``method`` is always ``POST``) as the receiver's script
+        says: the :class:`~scheduled_posts.platforms.webhook.Transport` the adapters call."""
         with self._lock:
             self.timeouts_seen.append(timeout)
         record, response_body = self.handle(destination.url, address, headers, body)
