@@ -17,7 +17,11 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.data.signing_secrets import (
+    rotate_signing_secret,
+    secrets_from_item,
+    secrets_to_item,
+)
 from scheduled_posts.errors import (
     LimitExceededError,
     NotificationEndpointNotFoundError,
@@ -25,10 +29,6 @@ from scheduled_posts.errors import (
 )
 from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import PreviousSecret
-
-
-def _secrets_to_item(secrets: Iterable[PreviousSecret]) -> list[dict[str, str]]:
-    return [{"secret": p.secret, "expires_at": format_instant(p.expires_at)} for p in secrets]
 
 
 def endpoint_to_item(endpoint: NotificationEndpoint) -> dict[str, Any]:
@@ -41,7 +41,7 @@ def endpoint_to_item(endpoint: NotificationEndpoint) -> dict[str, Any]:
         "url": endpoint.url,
         "event_types": list(endpoint.event_types),
         "signing_secret": endpoint.signing_secret,
-        "previous_secrets": _secrets_to_item(endpoint.previous_secrets),
+        "previous_secrets": secrets_to_item(endpoint.previous_secrets),
         "created_at": format_instant(endpoint.created_at),
     }
 
@@ -54,12 +54,7 @@ def endpoint_from_item(item: dict[str, Any]) -> NotificationEndpoint:
         url=item["url"],
         event_types=tuple(str(t) for t in item.get("event_types") or []),
         signing_secret=item["signing_secret"],
-        previous_secrets=tuple(
-            PreviousSecret(
-                secret=str(p["secret"]), expires_at=instant_from_storage(p["expires_at"])
-            )
-            for p in item.get("previous_secrets") or []
-        ),
+        previous_secrets=secrets_from_item(item.get("previous_secrets")),
         created_at=instant_from_storage(item["created_at"]),
     )
 
@@ -169,25 +164,16 @@ class NotificationEndpointRepository:
         StateConflictError
             The secret changed since it was read.
         """
-        try:
-            answer = self._table.update_item(
-                Key=self._key(owner, endpoint_id),
-                UpdateExpression="SET signing_secret = :new, previous_secrets = :previous",
-                ConditionExpression="attribute_exists(pk) AND signing_secret = :current",
-                ExpressionAttributeValues={
-                    ":new": new_secret,
-                    ":current": current_secret,
-                    ":previous": _secrets_to_item(previous_secrets),
-                },
-                ReturnValues="ALL_NEW",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                if self.get(owner, endpoint_id) is None:
-                    raise NotificationEndpointNotFoundError("endpoint not found") from exc
-                raise StateConflictError("the secret was rotated meanwhile; try again") from exc
-            raise
-        return endpoint_from_item(answer["Attributes"])
+        item = rotate_signing_secret(
+            self._table,
+            self._key(owner, endpoint_id),
+            current_secret=current_secret,
+            new_secret=new_secret,
+            previous_secrets=previous_secrets,
+            exists=lambda: self.get(owner, endpoint_id) is not None,
+            not_found=NotificationEndpointNotFoundError("endpoint not found"),
+        )
+        return endpoint_from_item(item)
 
     def delete(self, owner: str, endpoint_id: str) -> None:
         """Delete the owner's endpoint and uncount it in one transaction.
