@@ -1,11 +1,11 @@
 """One scripted fake of the outbound transport, for the tests of the webhook and network adapters.
 
 The adapters send through ``Transport.send(destination, address, body, headers, timeout, *,
-method="POST")`` (:class:`scheduled_posts.platforms.webhook.Transport`). :class:`ScriptedTransport`
-writes that signature once: it records every request as a :class:`SentRequest` and answers it
-with :meth:`ScriptedTransport.answer`, which by default hands out the scripted answers in order.
-A test that needs another behaviour (count, delay, forward to a real server, lose an answer)
-subclasses it and overrides ``answer`` only.
+method="POST")`` (:class:`scheduled_posts.platforms.webhook.Transport`). That signature is
+written once here: :class:`AnsweringTransport` hands every request to ``answer`` as a
+:class:`SentRequest`; :class:`ScriptedTransport` also keeps the requests and, by default,
+hands out the scripted answers in order. A test that needs another behaviour (count, delay,
+forward to a real server, lose an answer) subclasses one and overrides ``answer`` only.
 """
 
 from __future__ import annotations
@@ -46,15 +46,10 @@ class SentRequest:
         )
 
 
-class ScriptedTransport:
-    """A transport answering each request with the next of ``answers`` (a
-    :class:`TransportError` among them is raised instead); every request is kept, in order, in
-    ``requests``. Safe to share between threads."""
-
-    def __init__(self, *answers: TransportResponse | TransportError) -> None:
-        self.answers = list(answers)
-        self.requests: list[SentRequest] = []
-        self._lock = threading.Lock()
+class AnsweringTransport:
+    """``Transport.send`` written once: each request is handed to :meth:`answer` as a
+    :class:`SentRequest`. Subclasses (the fake receiver, the network fault injector, the
+    scripted transport) override ``answer``; :meth:`record` sees every request first."""
 
     def send(
         self,
@@ -66,12 +61,34 @@ class ScriptedTransport:
         *,
         method: str = "POST",
     ) -> TransportResponse:
-        """Record the request, then answer it with :meth:`answer` (which may raise
-        :class:`TransportError`)."""
+        """Hand the request to :meth:`record`, then answer it with :meth:`answer` (which may
+        raise :class:`TransportError`)."""
         request = SentRequest(destination, address, body, headers, timeout, method)
+        self.record(request)
+        return self.answer(request)
+
+    def record(self, request: SentRequest) -> None:
+        """Called with every request before it is answered; keeps nothing here."""
+
+    def answer(self, request: SentRequest) -> TransportResponse:
+        """The answer to ``request``: subclasses say."""
+        raise NotImplementedError
+
+
+class ScriptedTransport(AnsweringTransport):
+    """A transport answering each request with the next of ``answers`` (a
+    :class:`TransportError` among them is raised instead); every request is kept, in order, in
+    ``requests``. Safe to share between threads."""
+
+    def __init__(self, *answers: TransportResponse | TransportError) -> None:
+        self.answers = list(answers)
+        self.requests: list[SentRequest] = []
+        self._lock = threading.Lock()
+
+    def record(self, request: SentRequest) -> None:
+        """Keep ``request`` in ``requests``."""
         with self._lock:
             self.requests.append(request)
-        return self.answer(request)
 
     @property
     def paths(self) -> list[str]:
