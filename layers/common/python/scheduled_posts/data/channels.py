@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.counted import put_counted
 from scheduled_posts.data.dynamo import cancellation_reasons, is_cancelled, is_condition_failure
 from scheduled_posts.data.signing_secrets import (
     rotate_signing_secret,
@@ -140,40 +141,18 @@ class ChannelRepository:
         StateConflictError
             When a channel with that id already exists for the owner (a UUID collision).
         """
-        owner_pk = keys.owner_pk(channel.owner)
-        try:
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table_name,
-                            "Item": channel_to_item(channel),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table_name,
-                            "Key": {"pk": owner_pk, "sk": keys.CHANNEL_COUNT_SK},
-                            "UpdateExpression": "ADD n :one",
-                            "ConditionExpression": "attribute_not_exists(n) OR n < :max",
-                            "ExpressionAttributeValues": {":one": 1, ":max": max_channels},
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            if not is_cancelled(exc):
-                raise
-            reasons = cancellation_reasons(exc)
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise LimitExceededError(
-                    f"you have {max_channels} channels, the most allowed "
-                    "(MAX_CHANNELS_PER_USER); delete one first"
-                ) from exc
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise StateConflictError("channel id already exists") from exc
-            raise
+        put_counted(
+            self._client,
+            table_name=self._table_name,
+            item=channel_to_item(channel),
+            counter_key={"pk": keys.owner_pk(channel.owner), "sk": keys.CHANNEL_COUNT_SK},
+            limit=max_channels,
+            over_limit=LimitExceededError(
+                f"you have {max_channels} channels, the most allowed "
+                "(MAX_CHANNELS_PER_USER); delete one first"
+            ),
+            exists=StateConflictError("channel id already exists"),
+        )
 
     def get(self, owner: str, channel_id: str) -> Channel | None:
         """The owner's channel, or ``None`` (also for another user's channel id)."""

@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.counted import put_counted
 from scheduled_posts.data.signing_secrets import (
     rotate_signing_secret,
     secrets_from_item,
@@ -88,40 +89,21 @@ class NotificationEndpointRepository:
         StateConflictError
             When an endpoint with that id exists (a UUID collision).
         """
-        try:
-            self._resource.meta.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table_name,
-                            "Item": endpoint_to_item(endpoint),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table_name,
-                            "Key": {
-                                "pk": keys.owner_pk(endpoint.owner),
-                                "sk": keys.NOTIFICATION_ENDPOINT_COUNT_SK,
-                            },
-                            "UpdateExpression": "ADD n :one",
-                            "ConditionExpression": "attribute_not_exists(n) OR n < :max",
-                            "ExpressionAttributeValues": {":one": 1, ":max": max_endpoints},
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            reasons = _cancellation_reasons(exc)
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise LimitExceededError(
-                    f"you have {max_endpoints} notification endpoints, the most allowed "
-                    "(MAX_NOTIFICATION_ENDPOINTS_PER_USER); delete one first"
-                ) from exc
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise StateConflictError("endpoint id already exists") from exc
-            raise
+        put_counted(
+            self._resource.meta.client,
+            table_name=self._table_name,
+            item=endpoint_to_item(endpoint),
+            counter_key={
+                "pk": keys.owner_pk(endpoint.owner),
+                "sk": keys.NOTIFICATION_ENDPOINT_COUNT_SK,
+            },
+            limit=max_endpoints,
+            over_limit=LimitExceededError(
+                f"you have {max_endpoints} notification endpoints, the most allowed "
+                "(MAX_NOTIFICATION_ENDPOINTS_PER_USER); delete one first"
+            ),
+            exists=StateConflictError("endpoint id already exists"),
+        )
 
     def get(self, owner: str, endpoint_id: str) -> NotificationEndpoint | None:
         """The owner's endpoint (consistent read), or ``None`` (also for another user's id)."""
