@@ -23,7 +23,7 @@ from local.client import ApiClient
 from local.emulation.receiver import Receiver
 from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
 from scheduled_posts.clock import format_instant, parse_instant
-from tests.support.e2e import api_client, webhook_channel
+from tests.support.e2e import SHRUNK_SETTINGS, api_client, webhook_channel
 
 pytestmark = pytest.mark.e2e
 
@@ -33,19 +33,8 @@ JWT_SECRET = "e2e-secret-long-enough-for-hs256-signing"
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
-#: Shrunk settings: 1 s sweeps and a 4 s lookahead, short retries; a 5 s delivery timeout so
-#: the 10 s lease still outlives one post's processing (the deployed sizing rule).
-SETTINGS = {
-    "SWEEP_INTERVAL_SECONDS": "1",
-    "LOOKAHEAD_SECONDS": "4",
-    "WATCHDOG_INTERVAL_SECONDS": "2",
-    "RECONCILE_INTERVAL_SECONDS": "5",
-    "LEASE_SECONDS": "10",
-    "DELIVERY_TIMEOUT_SECONDS": "5",
-    "RETRY_BASE_SECONDS": "1",
-    "RETRY_CAP_SECONDS": "2",
-    "POLL_WAIT_SECONDS": "1",
-}
+#: Shrunk settings (:data:`SHRUNK_SETTINGS`) with short retries.
+SETTINGS = {**SHRUNK_SETTINGS, "RETRY_BASE_SECONDS": "1", "RETRY_CAP_SECONDS": "2"}
 
 
 def _stack(aws_port: int, api_port: int) -> StackProcess:

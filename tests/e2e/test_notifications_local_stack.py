@@ -15,22 +15,14 @@ from local.client import ApiClient
 from local.emulation.receiver import Notification, Receiver
 from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
 from scheduled_posts.clock import format_instant
-from tests.support.e2e import api_client, webhook_channel
+from tests.support.e2e import SHRUNK_SETTINGS, api_client, webhook_channel
 
 pytestmark = pytest.mark.e2e
 
 JWT_SECRET = "e2e-notify-secret-long-enough-for-hs256"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
-SETTINGS = {
-    "SWEEP_INTERVAL_SECONDS": "1",
-    "LOOKAHEAD_SECONDS": "4",
-    "WATCHDOG_INTERVAL_SECONDS": "2",
-    "RECONCILE_INTERVAL_SECONDS": "5",
-    "LEASE_SECONDS": "10",
-    "DELIVERY_TIMEOUT_SECONDS": "5",
-    "POLL_WAIT_SECONDS": "1",
-}
+SETTINGS = SHRUNK_SETTINGS
 OUTCOMES = ["post.published", "post.cancelled", "post.failed", "post.missed"]
 
 
