@@ -26,6 +26,7 @@ from constructs import Construct
 
 from infra.config import StageConfig
 from infra.function import ServiceFunctionConstruct
+from infra.queues import secure_queue
 from scheduled_posts.tables import DISPATCH_DLQ, DISPATCH_QUEUE, QueueDef
 
 #: What the materializer may do on PostsTable and DueIndexTable (and their indexes): the calls
@@ -100,6 +101,10 @@ class DispatchConstruct(Construct):
         self.schedule_dlqs: dict[str, sqs.Queue] = {}
 
         queue_env = dispatch_queue_environment(self.queues)
+        tables_env = {
+            "POSTS_TABLE_NAME": posts.table_name,
+            "DUE_INDEX_TABLE_NAME": due_index.table_name,
+        }
         self.sweeper = self._build_function(
             "sweeper",
             timeout_seconds=config.sweeper_timeout_seconds,
@@ -111,8 +116,7 @@ class DispatchConstruct(Construct):
             "worker",
             timeout_seconds=config.worker_timeout_seconds,
             environment={
-                "POSTS_TABLE_NAME": posts.table_name,
-                "DUE_INDEX_TABLE_NAME": due_index.table_name,
+                **tables_env,
                 "IDEMPOTENCY_TABLE_NAME": idempotency.table_name,
                 "CREDENTIALS_KEY_ID": credentials_key.key_arn,
                 **queue_env,
@@ -122,30 +126,19 @@ class DispatchConstruct(Construct):
         self.watchdog = self._build_function(
             "watchdog",
             timeout_seconds=config.watchdog_timeout_seconds,
-            environment={
-                "POSTS_TABLE_NAME": posts.table_name,
-                "DUE_INDEX_TABLE_NAME": due_index.table_name,
-                **queue_env,
-            },
+            environment={**tables_env, **queue_env},
             description="Returns posts with expired leases to dispatch",
         )
         self.reconciler = self._build_function(
             "reconciler",
             timeout_seconds=config.reconciler_timeout_seconds,
-            environment={
-                "POSTS_TABLE_NAME": posts.table_name,
-                "DUE_INDEX_TABLE_NAME": due_index.table_name,
-                **queue_env,
-            },
+            environment={**tables_env, **queue_env},
             description="Rescues posts that fell due but were not dispatched",
         )
         self.materializer = self._build_function(
             "materializer",
             timeout_seconds=config.materializer_timeout_seconds,
-            environment={
-                "POSTS_TABLE_NAME": posts.table_name,
-                "DUE_INDEX_TABLE_NAME": due_index.table_name,
-            },
+            environment=dict(tables_env),
             description="Writes the next occurrences of recurring schedules as posts",
         )
         self._grant(posts=posts, due_index=due_index, idempotency=idempotency)
@@ -161,11 +154,9 @@ class DispatchConstruct(Construct):
         )
 
     def _build_queue(self, definition: QueueDef, *, dead_letter: sqs.IQueue | None) -> sqs.Queue:
-        queue = sqs.Queue(
+        queue = secure_queue(
             self,
             definition.logical_id,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             retention_period=Duration.days(definition.retention_days),
             visibility_timeout=Duration.seconds(self._config.visibility_timeout_seconds),
             dead_letter_queue=(
@@ -254,11 +245,9 @@ class DispatchConstruct(Construct):
         next one (EventBridge Scheduler accepts 60 s to 24 h).
         """
         title = name.capitalize()
-        dlq = sqs.Queue(
+        dlq = secure_queue(
             self,
             f"{title}ScheduleDLQ",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             retention_period=_SCHEDULE_DLQ_RETENTION,
             removal_policy=RemovalPolicy.DESTROY,
         )

@@ -78,22 +78,16 @@ class MonitoringConstruct(Construct):
             datapoints=2,
             description=f"p99 publish lag above {config.lag_alarm_p99_seconds:g} s",
         )
-        self._alarm(
+        self._dlq_alarm(
             "DispatchDlqAlarm",
-            dispatch_dlq.metric_approximate_number_of_messages_visible(
-                period=_MINUTE, statistic="Maximum"
-            ),
-            threshold=1,
-            description="A dispatch message reached the dead-letter queue (see docs/operations.md)",
+            dispatch_dlq,
+            "A dispatch message reached the dead-letter queue (see docs/operations.md)",
         )
         for name, queue in schedule_dlqs.items():
-            self._alarm(
+            self._dlq_alarm(
                 f"{name.capitalize()}ScheduleDlqAlarm",
-                queue.metric_approximate_number_of_messages_visible(
-                    period=_MINUTE, statistic="Maximum"
-                ),
-                threshold=1,
-                description=f"EventBridge Scheduler could not invoke the {name}",
+                queue,
+                f"EventBridge Scheduler could not invoke the {name}",
             )
         self._alarm(
             "MissedAlarm", counts[Metric.MISSED], threshold=1, description="A post was missed"
@@ -105,17 +99,11 @@ class MonitoringConstruct(Construct):
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             description="The reconciler had to rescue a post (a fire-path defect)",
         )
-        self._alarm(
-            "SweeperErrorsAlarm",
-            sweeper.metric_errors(period=_MINUTE, statistic="Sum"),
-            threshold=1,
-            description="The sweeper failed",
-        )
-        self._alarm(
+        self._errors_alarm("SweeperErrorsAlarm", sweeper, "The sweeper failed")
+        self._errors_alarm(
             "MaterializerErrorsAlarm",
-            materializer.metric_errors(period=_MINUTE, statistic="Sum"),
-            threshold=1,
-            description="The materializer failed to extend a recurring schedule",
+            materializer,
+            "The materializer failed to extend a recurring schedule",
         )
         self._alarm(
             "SeriesStoppedAlarm",
@@ -141,21 +129,16 @@ class MonitoringConstruct(Construct):
         and a dashboard row with the notification lag (``docs/events.md``)."""
         iterator_age = relay.metric("IteratorAge", period=_MINUTE, statistic="Maximum")
         relay_lag = self._service_metric(Metric.EVENT_RELAY_LAG_SECONDS, "p99")
-        self._alarm(
+        self._errors_alarm(
             "RelayErrorsAlarm",
-            relay.metric_errors(period=_MINUTE, statistic="Sum"),
-            threshold=1,
-            evaluation_periods=3,
-            datapoints=2,
-            description="The outbox relay fails (events are held back, in order, and retried)",
+            relay,
+            "The outbox relay fails (events are held back, in order, and retried)",
+            sustained=True,
         )
-        self._alarm(
+        self._dlq_alarm(
             "RelayDlqAlarm",
-            relay_dlq.metric_approximate_number_of_messages_visible(
-                period=_MINUTE, statistic="Maximum"
-            ),
-            threshold=1,
-            description="The relay gave up on stream records (see docs/operations.md)",
+            relay_dlq,
+            "The relay gave up on stream records (see docs/operations.md)",
         )
         self._alarm(
             "RelayIteratorAgeAlarm",
@@ -192,21 +175,16 @@ class MonitoringConstruct(Construct):
     def add_notify(self, *, notifier: lambda_.IFunction, notify_dlq: sqs.IQueue) -> None:
         """Alarms on the notifications (notifier errors, notify DLQ depth) and a dashboard row
         with the notification lag (``occurred_at`` to the endpoint's 2xx) and the counts."""
-        self._alarm(
+        self._errors_alarm(
             "NotifierErrorsAlarm",
-            notifier.metric_errors(period=_MINUTE, statistic="Sum"),
-            threshold=1,
-            evaluation_periods=3,
-            datapoints=2,
-            description="The notifier fails (an endpoint's failures are retries, not errors)",
+            notifier,
+            "The notifier fails (an endpoint's failures are retries, not errors)",
+            sustained=True,
         )
-        self._alarm(
+        self._dlq_alarm(
             "NotifyDlqAlarm",
-            notify_dlq.metric_approximate_number_of_messages_visible(
-                period=_MINUTE, statistic="Maximum"
-            ),
-            threshold=1,
-            description="Notifications reached the notify DLQ (make redrive REDRIVE_ARGS=--notify)",
+            notify_dlq,
+            "Notifications reached the notify DLQ (make redrive REDRIVE_ARGS=--notify)",
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
@@ -255,6 +233,32 @@ class MonitoringConstruct(Construct):
             dimensions_map={"service": self._config.service_name},
             statistic=statistic,
             period=_MINUTE,
+        )
+
+    def _dlq_alarm(self, construct_id: str, queue: sqs.IQueue, description: str) -> None:
+        """Alarm on the first message visible in a dead-letter queue (maximum over a minute)."""
+        depth = queue.metric_approximate_number_of_messages_visible(
+            period=_MINUTE, statistic="Maximum"
+        )
+        self._alarm(construct_id, depth, threshold=1, description=description)
+
+    def _errors_alarm(
+        self,
+        construct_id: str,
+        function: lambda_.IFunction,
+        description: str,
+        *,
+        sustained: bool = False,
+    ) -> None:
+        """Alarm on a function's errors (sum per minute): on the first one, or when
+        ``sustained``, in 2 of 3 minutes (a consumer whose failures are retried)."""
+        self._alarm(
+            construct_id,
+            function.metric_errors(period=_MINUTE, statistic="Sum"),
+            threshold=1,
+            evaluation_periods=3 if sustained else 1,
+            datapoints=2 if sustained else 1,
+            description=description,
         )
 
     def _alarm(

@@ -23,6 +23,7 @@ from constructs import Construct
 
 from infra.config import StageConfig
 from infra.function import ServiceFunctionConstruct
+from infra.queues import secure_queue
 from scheduled_posts import sizing
 
 
@@ -87,19 +88,15 @@ class NotifyConstruct(Construct):
 
     def _build_queues(self) -> None:
         removal = RemovalPolicy.RETAIN if self._config.retain_data else RemovalPolicy.DESTROY
-        self.dlq = sqs.Queue(
+        self.dlq = secure_queue(
             self,
             "NotifyDLQ",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             retention_period=Duration.days(14),
             removal_policy=removal,
         )
-        self.queue = sqs.Queue(
+        self.queue = secure_queue(
             self,
             "NotifyQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             retention_period=Duration.days(4),
             visibility_timeout=Duration.seconds(
                 sizing.visibility_timeout_seconds(sizing.DEFAULT_NOTIFIER_TIMEOUT_SECONDS)

@@ -19,11 +19,11 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import StageConfig
 from infra.function import ServiceFunctionConstruct
+from infra.queues import secure_queue
 from scheduled_posts import keys
 from scheduled_posts.lifecycle.events import SERIES_SK_PREFIX
 
@@ -68,11 +68,9 @@ class OutboxConstruct(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.bus = events.EventBus(self, "EventBus")
-        self.dlq = sqs.Queue(
+        self.dlq = secure_queue(
             self,
             "RelayDLQ",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             retention_period=Duration.days(14),
             removal_policy=RemovalPolicy.RETAIN if config.retain_data else RemovalPolicy.DESTROY,
         )

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scheduled_posts.sizing import visibility_timeout_seconds
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES, create_table_request
+from scheduled_posts.tables import (
+    ALL_QUEUES,
+    ALL_TABLES,
+    NOTIFY_QUEUES,
+    QueueDef,
+    create_table_request,
+)
 
 log = logging.getLogger("local.aws")
 
@@ -66,27 +72,15 @@ def ensure_resources(
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": table.ttl_attribute},
             )
         log.info("created table %s", name)
-    urls: dict[str, str] = {}
-    for queue in ALL_QUEUES:
-        name = queue_names[queue.logical_id]
-        try:
-            url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
-        except sqs.exceptions.QueueDoesNotExist:
-            attributes = {"MessageRetentionPeriod": str(queue.retention_days * 86400)}
-            if queue.dead_letter:
-                dlq_arn = sqs.get_queue_attributes(
-                    QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
-                )["Attributes"]["QueueArn"]
-                attributes["RedrivePolicy"] = json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
-                )
-                attributes["VisibilityTimeout"] = str(
-                    visibility_timeout_seconds(worker_timeout_seconds)
-                )
-            url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-            log.info("created queue %s", name)
-        urls[queue.logical_id] = url
-        settings[queue.settings_name] = url
+    settings.update(
+        _ensure_queues(
+            sqs,
+            ALL_QUEUES,
+            queue_names=queue_names,
+            max_receive_count=max_receive_count,
+            consumer_timeout_seconds=worker_timeout_seconds,
+        )
+    )
     return settings
 
 
@@ -131,9 +125,29 @@ def ensure_notify_queues(
     hides a received one for 6 x ``notifier_timeout_seconds``, as deployed (``infra/notify.py``).
     Returns ``NOTIFY_QUEUE_URL`` and ``NOTIFY_DLQ_URL``.
     """
+    return _ensure_queues(
+        sqs,
+        NOTIFY_QUEUES,
+        queue_names=queue_names,
+        max_receive_count=max_attempts,
+        consumer_timeout_seconds=notifier_timeout_seconds,
+    )
+
+
+def _ensure_queues(
+    sqs: Any,
+    queues: Iterable[QueueDef],
+    *,
+    queue_names: Mapping[str, str],
+    max_receive_count: int,
+    consumer_timeout_seconds: int,
+) -> dict[str, str]:
+    """Create each of ``queues`` (dead-letter queues first) when missing; ``settings_name ->
+    URL``. A queue with a dead letter moves a message there after ``max_receive_count``
+    receives and hides a received one for 6 x ``consumer_timeout_seconds``, as deployed."""
     settings: dict[str, str] = {}
     urls: dict[str, str] = {}
-    for queue in NOTIFY_QUEUES:
+    for queue in queues:
         name = queue_names[queue.logical_id]
         try:
             url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
@@ -144,10 +158,10 @@ def ensure_notify_queues(
                     QueueUrl=urls[queue.dead_letter], AttributeNames=["QueueArn"]
                 )["Attributes"]["QueueArn"]
                 attributes["RedrivePolicy"] = json.dumps(
-                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_attempts)}
+                    {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)}
                 )
                 attributes["VisibilityTimeout"] = str(
-                    visibility_timeout_seconds(notifier_timeout_seconds)
+                    visibility_timeout_seconds(consumer_timeout_seconds)
                 )
             url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
             log.info("created queue %s", name)

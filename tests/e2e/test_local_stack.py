@@ -20,11 +20,10 @@ from typing import Any
 import pytest
 
 from local.client import ApiClient
-from local.config import LocalConfig
 from local.emulation.receiver import Receiver
 from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
-from local.token import make_token
 from scheduled_posts.clock import format_instant, parse_instant
+from tests.support.e2e import SHRUNK_SETTINGS, api_client, webhook_channel
 
 pytestmark = pytest.mark.e2e
 
@@ -34,19 +33,8 @@ JWT_SECRET = "e2e-secret-long-enough-for-hs256-signing"
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
-#: Shrunk settings: 1 s sweeps and a 4 s lookahead, short retries; a 5 s delivery timeout so
-#: the 10 s lease still outlives one post's processing (the deployed sizing rule).
-SETTINGS = {
-    "SWEEP_INTERVAL_SECONDS": "1",
-    "LOOKAHEAD_SECONDS": "4",
-    "WATCHDOG_INTERVAL_SECONDS": "2",
-    "RECONCILE_INTERVAL_SECONDS": "5",
-    "LEASE_SECONDS": "10",
-    "DELIVERY_TIMEOUT_SECONDS": "5",
-    "RETRY_BASE_SECONDS": "1",
-    "RETRY_CAP_SECONDS": "2",
-    "POLL_WAIT_SECONDS": "1",
-}
+#: Shrunk settings (:data:`SHRUNK_SETTINGS`) with short retries.
+SETTINGS = {**SHRUNK_SETTINGS, "RETRY_BASE_SECONDS": "1", "RETRY_CAP_SECONDS": "2"}
 
 
 def _stack(aws_port: int, api_port: int) -> StackProcess:
@@ -65,13 +53,6 @@ def aws_port() -> Iterator[int]:
 
 
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    rcv = Receiver().start()
-    yield rcv
-    rcv.stop()
-
-
-@pytest.fixture
 def stack(aws_port: int) -> Iterator[tuple[StackProcess, int]]:
     api_port = free_port()
     process = _stack(aws_port, api_port)
@@ -81,18 +62,11 @@ def stack(aws_port: int) -> Iterator[tuple[StackProcess, int]]:
 
 
 def _client(port: int, user: str) -> ApiClient:
-    return ApiClient(
-        f"http://127.0.0.1:{port}", make_token(user, LocalConfig(jwt_secret=JWT_SECRET))
-    )
+    return api_client(port, user, JWT_SECRET)
 
 
 def _channel(client: ApiClient, receiver: Receiver) -> str:
-    reply = client.request(
-        "POST", "/v1/channels", {"platform": "webhook", "name": "e2e", "url": receiver.url}
-    )
-    assert reply.status == 201, reply.body
-    receiver.secret = reply.body["signing_secret"]
-    return str(reply.body["channel_id"])
+    return str(webhook_channel(client, receiver)["channel_id"])
 
 
 def _schedule(client: ApiClient, channel_id: str, publish_at: datetime, content: str) -> dict:

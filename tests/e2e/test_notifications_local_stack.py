@@ -12,26 +12,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from local.client import ApiClient
-from local.config import LocalConfig
 from local.emulation.receiver import Notification, Receiver
 from local.emulation.runner import AwsProcess, StackProcess, free_port, stack_environment
-from local.token import make_token
 from scheduled_posts.clock import format_instant
+from tests.support.e2e import SHRUNK_SETTINGS, api_client, webhook_channel
 
 pytestmark = pytest.mark.e2e
 
 JWT_SECRET = "e2e-notify-secret-long-enough-for-hs256"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
-SETTINGS = {
-    "SWEEP_INTERVAL_SECONDS": "1",
-    "LOOKAHEAD_SECONDS": "4",
-    "WATCHDOG_INTERVAL_SECONDS": "2",
-    "RECONCILE_INTERVAL_SECONDS": "5",
-    "LEASE_SECONDS": "10",
-    "DELIVERY_TIMEOUT_SECONDS": "5",
-    "POLL_WAIT_SECONDS": "1",
-}
+SETTINGS = SHRUNK_SETTINGS
 OUTCOMES = ["post.published", "post.cancelled", "post.failed", "post.missed"]
 
 
@@ -51,25 +42,12 @@ def stack() -> Iterator[int]:
         aws.stop(STOP_TIMEOUT)
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    rcv = Receiver().start()
-    yield rcv
-    rcv.stop()
-
-
 def _client(port: int, user: str) -> ApiClient:
-    return ApiClient(
-        f"http://127.0.0.1:{port}", make_token(user, LocalConfig(jwt_secret=JWT_SECRET))
-    )
+    return api_client(port, user, JWT_SECRET)
 
 
 def _setup(client: ApiClient, receiver: Receiver) -> str:
-    channel = client.request(
-        "POST", "/v1/channels", {"platform": "webhook", "name": "e2e", "url": receiver.url}
-    )
-    assert channel.status == 201, channel.body
-    receiver.secret = channel.body["signing_secret"]
+    channel = webhook_channel(client, receiver)
     endpoint = client.request(
         "POST",
         "/v1/notification-endpoints",
@@ -77,7 +55,7 @@ def _setup(client: ApiClient, receiver: Receiver) -> str:
     )
     assert endpoint.status == 201, endpoint.body
     receiver.notify_secret = endpoint.body["signing_secret"]
-    return str(channel.body["channel_id"])
+    return str(channel["channel_id"])
 
 
 def _schedule(client: ApiClient, channel_id: str, seconds: float) -> str:

@@ -30,7 +30,6 @@ from tests.e2e.test_local_stack import (
     _channel,
     _client,
     aws_port,  # noqa: F401 - the module's embedded AWS fixture
-    receiver,  # noqa: F401 - the webhook receiver fixture
 )
 
 pytestmark = pytest.mark.e2e
@@ -75,7 +74,7 @@ def _wait(predicate: Any, timeout: float, what: str) -> Any:
 
 def test_every_minute_series_delivers_once_per_minute_and_patch_changes_the_next(
     recurring_stack: tuple[StackProcess, int],
-    receiver: Receiver,  # noqa: F811
+    receiver: Receiver,
 ) -> None:
     client = _client(recurring_stack[1], "e2e-recurring")
     channel_id = _channel(client, receiver)

@@ -57,10 +57,10 @@ from scheduled_posts.logic.network_delivery import network_collaborators
 from scheduled_posts.platforms.base import PlatformAdapter
 from scheduled_posts.platforms.bluesky import created_at
 from scheduled_posts.platforms.registry import get_adapter
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.support.faults import FaultPlan
+from tests.support.transport import AnsweringTransport, SentRequest
 
 if TYPE_CHECKING:
     from tests.support.clock import SimClock
@@ -130,7 +130,7 @@ class Write:
 
 
 @dataclass
-class NetworkFaults:
+class NetworkFaults(AnsweringTransport):
     """The transport of the network adapters in the worker (see the module docstring)."""
 
     plan: FaultPlan
@@ -154,21 +154,13 @@ class NetworkFaults:
     _seen_tokens: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        network = self.ports.get(destination.port, "?")
-        token = _bearer(headers)
-        path = destination.target.split("?", 1)[0]
-        write = method == "POST" and path == WRITE_PATHS.get(network)
-        key = self._key(network, body) if write else None
+    def answer(self, request: SentRequest) -> TransportResponse:
+        """Forward ``request`` to the stand-in or PDS, with this world's faults."""
+        network = self.ports.get(request.destination.port, "?")
+        token = _bearer(request.headers)
+        path = request.path
+        write = request.method == "POST" and path == WRITE_PATHS.get(network)
+        key = self._key(network, request.body) if write else None
         if network == "bluesky" and token:
             expired = self._expired(token, path)
             if expired is not None:
@@ -176,8 +168,8 @@ class NetworkFaults:
                     self.refused_keys.add(key)
                 return expired
         if key is None:
-            return self.inner.send(destination, address, body, headers, timeout, method=method)
-        return self._write(network, key, destination, address, body, headers, timeout)
+            return request.forward(self.inner)
+        return self._write(network, key, request)
 
     def revoke_tokens(self) -> None:
         """From now on, answer Bluesky requests with a token seen so far ``ExpiredToken``."""
@@ -203,16 +195,7 @@ class NetworkFaults:
         text = data.get("status" if network == "mastodon" else "text") if data else None
         return self.key_of(network, str(text)) if text is not None else None
 
-    def _write(
-        self,
-        network: str,
-        key: str,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-    ) -> TransportResponse:
+    def _write(self, network: str, key: str, request: SentRequest) -> TransportResponse:
         plan = self.plan
         plan.maybe_crash("mid_delivery", key)
         n = plan.occurrence("net-answer", key)
@@ -232,7 +215,7 @@ class NetworkFaults:
             plan.count(f"network_{network}_429")
             plan.touch("destination_429", "network_429", sid, reset + 1.0)
             return _json(429, {"error": "RateLimitExceeded"}, self._limits(network, reset))
-        answer = self._forward(key, destination, address, body, headers, timeout, fault)
+        answer = self._forward(key, request, fault)
         if answer.status == 401 or (answer.status == 400 and b"ExpiredToken" in answer.body):
             self.refused_keys.add(key)
         if 200 <= answer.status < 300:
@@ -256,23 +239,14 @@ class NetworkFaults:
             )
         return answer
 
-    def _forward(
-        self,
-        key: str,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        fault: str | None,
-    ) -> TransportResponse:
+    def _forward(self, key: str, request: SentRequest, fault: str | None) -> TransportResponse:
         try:
-            answer = self.inner.send(destination, address, body, headers, timeout, method="POST")
+            answer = request.forward(self.inner)
         except TransportError:
             self._note(key, answered=False)
             raise
         if fault == "accept_then_lose" and 200 <= answer.status < 300:
-            network = self.ports.get(destination.port, "?")
+            network = self.ports.get(request.destination.port, "?")
             self.plan.count(f"network_{network}_accept_then_lose")
             self.plan.touch(
                 "destination_retry",

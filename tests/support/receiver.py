@@ -34,8 +34,8 @@ from typing import Any, Protocol
 
 from scheduled_posts.clock import parse_instant
 from scheduled_posts.platforms.signing import verify
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse, header
+from tests.support.transport import AnsweringTransport, SentRequest
 
 #: What a resolver built by :meth:`FakeReceiver.resolver` answers for any name: a public
 #: address (TEST-NET would be refused by the URL policy; this one is in 93.184.216.0/24).
@@ -359,7 +359,7 @@ class ReceiverLedger:
             return len(self._requests)
 
 
-class FakeReceiver(ReceiverLedger):
+class FakeReceiver(ReceiverLedger, AnsweringTransport):
     """The in-process receiver: a :class:`scheduled_posts.platforms.webhook.Transport`.
 
     Pass it as ``transport=`` and :meth:`resolver` as ``resolver=`` to the webhook adapter.
@@ -380,17 +380,13 @@ class FakeReceiver(ReceiverLedger):
         """A resolver: ``addresses[host]`` when set, else :data:`PUBLIC_ADDRESS`."""
         return list(self.addresses.get(host, [PUBLIC_ADDRESS]))
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-    ) -> TransportResponse:
+    def answer(self, request: SentRequest) -> TransportResponse:
+        """Answer a webhook delivery as the receiver's script says."""
         with self._lock:
-            self.timeouts_seen.append(timeout)
-        record, response_body = self.handle(destination.url, address, headers, body)
+            self.timeouts_seen.append(request.timeout)
+        record, response_body = self.handle(
+            request.destination.url, request.address, request.headers, request.body
+        )
         answer = record.answer
         if answer.kind == "connect_error":
             raise TransportError("connection refused", connect_failed=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
@@ -15,9 +14,9 @@ from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskySession
 from scheduled_posts.platforms.http import HttpAnswer
 from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportResponse
 from scheduled_posts.settings import Settings
+from tests.support.transport import ScriptedTransport, SentRequest
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -77,24 +76,14 @@ def test_budget_spent_refuses_until_reset_then_allows() -> None:
     budget.check("other", network="mastodon", now=NOW)
 
 
-class PdsAnswering429:
+class PdsAnswering429(ScriptedTransport):
     """A PDS that answers every putRecord with 429 and the PDS's rate-limit headers."""
 
     def __init__(self, headers: dict[str, str]) -> None:
+        super().__init__()
         self.headers = headers
-        self.calls = 0
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        self.calls += 1
+    def answer(self, request: SentRequest) -> TransportResponse:
         body_out = b'{"error":"RateLimitExceeded","message":"Rate Limit Exceeded"}'
         return TransportResponse(status=429, headers=self.headers, body=body_out)
 
@@ -147,11 +136,11 @@ def test_bluesky_429_with_reset_is_rate_limited_and_the_next_delivery_waits_unse
         adapter.deliver(CHANNEL, REQUEST, now=NOW)
     assert (caught.value.http_status, caught.value.rate_limited) == (429, True)
     assert caught.value.retry_after_seconds == 120
-    calls = transport.calls
+    calls = len(transport.requests)
     with pytest.raises(RetryableDeliveryError) as again:
         adapter.deliver(CHANNEL, REQUEST, now=NOW + timedelta(seconds=60))
     assert again.value.rate_limited and again.value.retry_after_seconds == 60
-    assert transport.calls == calls  # nothing sent while the budget is spent
+    assert len(transport.requests) == calls  # nothing sent while the budget is spent
 
 
 def test_bluesky_429_with_retry_after_only() -> None:

@@ -3,7 +3,6 @@ errors use the webhooks' words (``http_<status>``, ``timeout``, ``destination_re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import pytest
@@ -14,9 +13,9 @@ from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.http import DestinationRefusedError, OutboundHttp
 from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonAdapter
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse
 from scheduled_posts.settings import Settings
+from tests.support.transport import ScriptedTransport
 
 NOW = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -25,63 +24,39 @@ def public_resolver(host: str) -> list[str]:
     return ["93.184.216.34"]
 
 
-class Scripted:
-    """A transport answering each request with the next scripted answer (or error)."""
-
-    def __init__(self, *answers: TransportResponse | TransportError) -> None:
-        self.answers = list(answers)
-        self.sent: list[tuple[str, str]] = []
-
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        self.sent.append((method, destination.target))
-        answer = self.answers.pop(0)
-        if isinstance(answer, TransportError):
-            raise answer
-        return answer
-
-
-def http(settings: Settings, transport: Scripted) -> OutboundHttp:
+def http(settings: Settings, transport: ScriptedTransport) -> OutboundHttp:
     return OutboundHttp.from_settings(settings, transport=transport, resolver=public_resolver)
 
 
 def test_outbound_http_refused_port_is_refused_before_any_request() -> None:
     # Given the webhooks' refused ports
-    transport = Scripted(TransportResponse(status=200))
+    transport = ScriptedTransport(TransportResponse(status=200))
     outbound = http(Settings(WEBHOOK_REFUSED_PORTS="8443"), transport)
     # When a network URL uses one (an allowed scheme and a public host otherwise)
     with pytest.raises(DestinationRefusedError) as refused:
         outbound.request("GET", "https://mastodon.example:8443/api/v2/instance")
     # Then nothing is sent, and the error says so with the webhooks' word
-    assert transport.sent == []
+    assert transport.requests == []
     assert refused.value.kind == "destination_refused"
 
 
 def test_outbound_http_port_outside_allowed_ports_is_refused() -> None:
-    transport = Scripted(TransportResponse(status=200))
+    transport = ScriptedTransport(TransportResponse(status=200))
     with pytest.raises(DestinationRefusedError):
         http(Settings(), transport).request("GET", "https://mastodon.example:8080/x")
-    assert transport.sent == []
+    assert transport.requests == []
 
 
 def test_outbound_http_allowed_port_is_sent() -> None:
-    transport = Scripted(TransportResponse(status=200, body=b"{}"))
+    transport = ScriptedTransport(TransportResponse(status=200, body=b"{}"))
     answer = http(Settings(WEBHOOK_ALLOWED_PORTS="8080"), transport).request(
         "GET", "https://mastodon.example:8080/x"
     )
     assert answer.status == 200
-    assert transport.sent == [("GET", "/x")]
+    assert [(r.method, r.destination.target) for r in transport.requests] == [("GET", "/x")]
 
 
-def mastodon(transport: Scripted) -> MastodonAdapter:
+def mastodon(transport: ScriptedTransport) -> MastodonAdapter:
     access = MastodonAccess(
         instance_url="https://mastodon.example",
         access_token=SecretStr("tok"),
@@ -124,7 +99,7 @@ def test_mastodon_retryable_errors_start_with_the_webhook_words(
     answer: TransportResponse | TransportError, word: str
 ) -> None:
     with pytest.raises(RetryableDeliveryError) as raised:
-        mastodon(Scripted(answer)).deliver(CHANNEL, REQUEST, now=NOW)
+        mastodon(ScriptedTransport(answer)).deliver(CHANNEL, REQUEST, now=NOW)
     assert str(raised.value).startswith(word), str(raised.value)
 
 
@@ -133,7 +108,7 @@ def test_mastodon_retryable_errors_start_with_the_webhook_words(
 )
 def test_mastodon_failed_errors_start_with_http_status(status: int, reason: str) -> None:
     answer = TransportResponse(status=status, body=b'{"error":"nope"}')
-    result = mastodon(Scripted(answer)).deliver(CHANNEL, REQUEST, now=NOW)
+    result = mastodon(ScriptedTransport(answer)).deliver(CHANNEL, REQUEST, now=NOW)
     assert (result.outcome, result.reason) == ("failed", reason)
     assert (result.error or "").startswith(f"http_{status}: "), result.error
     assert "nope" in (result.error or "")

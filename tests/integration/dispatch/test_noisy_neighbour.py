@@ -11,41 +11,34 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
 
 from scheduled_posts.models.messages import DispatchMessage
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse, WebhookAdapter
 from tests.integration.dispatch.conftest import FirePath
 from tests.support.receiver import FakeReceiver
+from tests.support.transport import ScriptedTransport, SentRequest
 
 SLOW_URL = "https://hooks.example.com/slow"
 #: Real seconds the test waits at most for the healthy deliveries (a hang guard, not a bound).
 GUARD_SECONDS = 30.0
 
 
-class HeldTransport:
+class HeldTransport(ScriptedTransport):
     """Delegates to the fake receiver, except that requests to :data:`SLOW_URL` wait for
     ``release`` and then time out, as a 40 s webhook cut at the delivery timeout does."""
 
     def __init__(self, receiver: FakeReceiver) -> None:
+        super().__init__()
         self.receiver = receiver
         self.release = threading.Event()
         self.slow_started = threading.Event()
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-    ) -> TransportResponse:
-        if destination.url == SLOW_URL:
+    def answer(self, request: SentRequest) -> TransportResponse:
+        if request.destination.url == SLOW_URL:
             self.slow_started.set()
             self.release.wait(GUARD_SECONDS)
             raise TransportError("read timed out", timeout=True)
-        return self.receiver.send(destination, address, body, headers, timeout)
+        return request.forward(self.receiver)
 
 
 def test_worker_batch_slow_destination_does_not_delay_healthy_posts(fire: FirePath) -> None:

@@ -5,7 +5,6 @@ answer, InvalidSwap, facets, sessions, refused credentials (issue 12)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,34 +25,24 @@ from scheduled_posts.platforms.bluesky import (
     MemorySessionCache,
 )
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
+from tests.support.transport import ScriptedTransport, SentRequest
 
 PUBLISH_AT = datetime(2026, 12, 1, 9, 0, 0, 250000, tzinfo=UTC)
 
 
-class LosingTransport(Urllib3Transport):
+class LosingTransport(ScriptedTransport):
     """Sends for real; while ``lose`` > 0, drops the answer of a ``putRecord`` (a timeout)."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.inner = Urllib3Transport()
         self.lose = 0
-        self.sent: list[str] = []
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        answer = super().send(destination, address, body, headers, timeout, method=method)
-        self.sent.append(destination.target.split("?")[0])
-        if self.lose and destination.target.endswith("com.atproto.repo.putRecord"):
+    def answer(self, request: SentRequest) -> TransportResponse:
+        answer = request.forward(self.inner)
+        if self.lose and request.destination.target.endswith("com.atproto.repo.putRecord"):
             self.lose -= 1
             raise TransportError("timed out: the answer was lost", timeout=True)
         return answer
@@ -175,10 +164,10 @@ def test_bluesky_lost_answer_then_retry_confirms_with_get_record_and_posts_once(
     transport.lose = 1
     with pytest.raises(RetryableDeliveryError, match="answer was lost"):
         adapter.deliver(channel(), make_request("exactly once"), now=PUBLISH_AT)
-    transport.sent.clear()
+    transport.requests.clear()
     result = adapter.deliver(channel(), make_request("exactly once", retry=True), now=PUBLISH_AT)
     assert result.outcome == "published"
-    assert transport.sent == ["/xrpc/com.atproto.repo.getRecord"]  # confirmed, not written
+    assert transport.paths == ["/xrpc/com.atproto.repo.getRecord"]  # confirmed, not written
     assert len(posts_on_pds(pds, account)) == 1
 
 
@@ -197,13 +186,13 @@ def test_bluesky_revoked_after_a_lost_answer_retry_still_confirms(
     # When the creator revokes the app password and the session is gone before the retry
     revoke_app_password(pds.url, account)
     sessions.put(ours, None)
-    transport.sent.clear()
+    transport.requests.clear()
     result = adapter.deliver(
         ours, make_request("written, then revoked", retry=True), now=PUBLISH_AT
     )
     # Then the public getRecord confirms the post: published once, no login attempted
     assert result.outcome == "published", result
-    assert transport.sent == ["/xrpc/com.atproto.repo.getRecord"]
+    assert transport.paths == ["/xrpc/com.atproto.repo.getRecord"]
     assert len(posts_on_pds(pds, account)) == 1
 
 
@@ -290,7 +279,7 @@ def test_bluesky_301_graphemes_fail_before_any_request(
         channel(), make_request("e\u0301" * 301), now=PUBLISH_AT
     )
     assert (result.outcome, result.reason) == ("failed", "too_long")
-    assert transport.sent == []
+    assert transport.paths == []
 
 
 def test_bluesky_pds_enforces_the_same_grapheme_limit(pds: LocalPds, account: PdsAccount) -> None:
@@ -325,8 +314,8 @@ def test_bluesky_refused_refresh_logs_in_again_and_writes_the_post(
     sessions.put(channel(), stale)
     result = adapter.deliver(channel(), make_request("after login"), now=PUBLISH_AT)
     assert result.outcome == "published"
-    assert "/xrpc/com.atproto.server.refreshSession" in transport.sent
-    assert "/xrpc/com.atproto.server.createSession" in transport.sent
+    assert "/xrpc/com.atproto.server.refreshSession" in transport.paths
+    assert "/xrpc/com.atproto.server.createSession" in transport.paths
     renewed = sessions.get(channel())
     assert renewed is not None and renewed.refresh_jwt.get_secret_value() != "revoked-refresh"
     assert len(posts_on_pds(pds, account)) == 1

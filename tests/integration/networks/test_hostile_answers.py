@@ -5,7 +5,6 @@ post to 8 channels of an instance answering 60,000-character URLs still ends ``p
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any
@@ -17,38 +16,26 @@ from pydantic import SecretStr
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.post import Channel, DeliveryStatus, PostStatus
 from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonAdapter
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportResponse
 from tests.integration.dispatch.conftest import FirePath, build_fire_path
 from tests.support.clock import SimClock
 from tests.support.factories import create_channel
+from tests.support.transport import ScriptedTransport, SentRequest
 
 INSTANCE = "https://hostile.example"
 CHANNELS = [f"m{i}" for i in range(8)]
 
 
-class HostileInstance:
+class HostileInstance(ScriptedTransport):
     """A Mastodon transport that publishes every status and answers it with ``status`` (a
-    JSON object: the id and url it claims); counts the statuses it published."""
+    JSON object: the id and url it claims); ``requests`` holds the statuses it published."""
 
     def __init__(self, status: Mapping[str, Any]) -> None:
+        super().__init__()
         self.status = dict(status)
-        self.published = 0
-        self._lock = threading.Lock()
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        assert method == "POST" and destination.target == "/api/v1/statuses"
-        with self._lock:
-            self.published += 1
+    def answer(self, request: SentRequest) -> TransportResponse:
+        assert request.method == "POST" and request.destination.target == "/api/v1/statuses"
         return TransportResponse(
             200, {"Content-Type": "application/json"}, json.dumps(self.status).encode()
         )
@@ -125,7 +112,7 @@ def test_hostile_instance_post_published_with_bad_fields_dropped(
 
     # Then the network published it once per channel, and the post says so, without the
     # values it could not trust
-    assert hostile.instance.published == len(CHANNELS)
+    assert len(hostile.instance.requests) == len(CHANNELS)
     got = hostile.read(post)
     assert got.status == PostStatus.PUBLISHED
     for cid in CHANNELS:

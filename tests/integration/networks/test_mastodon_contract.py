@@ -4,7 +4,7 @@ rate limits; refused credentials; refused content (issue 12)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,7 +14,7 @@ from local.mastodon import Account, MastodonStandIn
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryRequest
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
 from scheduled_posts.platforms.mastodon import (
     MastodonAccess,
@@ -90,6 +90,25 @@ def request(content: str = "Hello fediverse", *, first_attempt_at: datetime | No
     )
 
 
+def failed_then_retried(
+    subject: MastodonAdapter,
+    clock: Clock,
+    *,
+    wait: timedelta = timedelta(0),
+    content: str = "Hello fediverse",
+    before_retry: Callable[[], None] = lambda: None,
+    match: str | None = None,
+) -> DeliveryResult:
+    """A first attempt that fails retryably (as the test set the stand-in up), then, ``wait``
+    later and after ``before_retry``, the retry of that delivery (first attempt at
+    :data:`PUBLISH_AT`); the retry's result. ``match``: what the first failure must say."""
+    with pytest.raises(RetryableDeliveryError, match=match):
+        subject.deliver(channel(), request(content), now=clock())
+    before_retry()
+    clock.instant += wait
+    return subject.deliver(channel(), request(content, first_attempt_at=PUBLISH_AT), now=clock())
+
+
 def test_mastodon_verify_returns_account_and_instance_limits(
     stand_in: tuple[MastodonStandIn, str], account: Account
 ) -> None:
@@ -128,10 +147,7 @@ def test_mastodon_lost_answer_retry_within_the_hour_posts_once(
     state, base = stand_in
     subject = adapter(base, account)
     state.lose_next_answers(1)
-    with pytest.raises(RetryableDeliveryError):
-        subject.deliver(channel(), request(), now=clock())
-    clock.instant += timedelta(minutes=10)
-    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    result = failed_then_retried(subject, clock, wait=timedelta(minutes=10))
     assert result.outcome == "published"
     assert [s.id for s in state.statuses_of(account)] == [result.remote_id]
 
@@ -143,10 +159,8 @@ def test_mastodon_lost_answer_retry_after_the_key_expired_finds_the_status(
     subject = adapter(base, account)
     content = "Launch day @bob@other.example https://example.com/a/very/long/path"
     state.lose_next_answers(1)
-    with pytest.raises(RetryableDeliveryError):
-        subject.deliver(channel(), request(content), now=clock())
-    clock.instant += timedelta(hours=2)  # the stand-in forgot the key
-    result = subject.deliver(channel(), request(content, first_attempt_at=PUBLISH_AT), now=clock())
+    # two hours later: the stand-in forgot the key
+    result = failed_then_retried(subject, clock, wait=timedelta(hours=2), content=content)
     [status] = state.statuses_of(account)
     assert (result.outcome, result.remote_id) == ("published", status.id)
 
@@ -158,10 +172,7 @@ def test_mastodon_write_only_token_still_finds_the_status_after_the_hour(
     account.can_read = False  # write:statuses only: listing with the token answers 403
     subject = adapter(base, account)
     state.lose_next_answers(1)
-    with pytest.raises(RetryableDeliveryError):
-        subject.deliver(channel(), request(), now=clock())
-    clock.instant += timedelta(hours=2)
-    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    result = failed_then_retried(subject, clock, wait=timedelta(hours=2))
     [status] = state.statuses_of(account)
     assert (result.outcome, result.remote_id) == ("published", status.id)
 
@@ -172,10 +183,7 @@ def test_mastodon_retry_after_the_hour_without_a_match_posts(
     state, base = stand_in
     state.fail_next(503)
     subject = adapter(base, account)
-    with pytest.raises(RetryableDeliveryError, match="503"):
-        subject.deliver(channel(), request(), now=clock())
-    clock.instant += timedelta(hours=2)
-    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    result = failed_then_retried(subject, clock, wait=timedelta(hours=2), match="503")
     assert result.outcome == "published"
     assert len(state.statuses_of(account)) == 1
 
@@ -227,12 +235,13 @@ def test_mastodon_lost_answer_then_revoked_token_retry_finds_the_status(
     state, base = stand_in
     subject = adapter(base, account)
     state.lose_next_answers(1)
-    with pytest.raises(RetryableDeliveryError):
-        subject.deliver(channel(), request(), now=clock())
     # When the token is revoked before the retry (within the key's hour)
-    state.revoke(account.token)
-    clock.instant += timedelta(minutes=2)
-    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    result = failed_then_retried(
+        subject,
+        clock,
+        wait=timedelta(minutes=2),
+        before_retry=lambda: state.revoke(account.token),
+    )
     # Then the retry finds the status among the public ones: published, not posted again
     [status] = state.statuses_of(account)
     assert (result.outcome, result.remote_id) == ("published", status.id)
@@ -244,10 +253,7 @@ def test_mastodon_revoked_token_on_a_retry_with_nothing_posted_is_reauthorizatio
     state, base = stand_in
     state.fail_next(503)
     subject = adapter(base, account)
-    with pytest.raises(RetryableDeliveryError):
-        subject.deliver(channel(), request(), now=clock())
-    state.revoke(account.token)
-    result = subject.deliver(channel(), request(first_attempt_at=PUBLISH_AT), now=clock())
+    result = failed_then_retried(subject, clock, before_retry=lambda: state.revoke(account.token))
     assert (result.outcome, result.reason) == ("failed", "reauthorization_required")
     assert state.statuses_of(account) == []
 

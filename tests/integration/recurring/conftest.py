@@ -31,12 +31,16 @@ class World:
         """One materializer run at the simulated now."""
         return materialize_due(deps=materialize_deps(self.settings, self.clock))
 
-    def create(self, **fields: Any) -> dict[str, Any]:
-        """Create a series for alice (asserts the 201); ``fields`` override the defaults."""
+    def series_body(self, **fields: Any) -> dict[str, Any]:
+        """A create body on alice's channel, daily at 09:00 UTC; ``fields`` override it."""
         body = {"content": "hello", "channel_ids": [self.channel], "timezone": "UTC", **fields}
         if "cron" not in body and "slots" not in body:
             body["cron"] = "0 9 * * *"
-        answer = self.alice.post("/v1/recurring-schedules", body)
+        return body
+
+    def create(self, **fields: Any) -> dict[str, Any]:
+        """Create a series for alice (asserts the 201); ``fields`` override the defaults."""
+        answer = self.alice.post("/v1/recurring-schedules", self.series_body(**fields))
         assert answer.status == 201, answer.json
         return dict(answer.json)
 

@@ -93,10 +93,7 @@ def test_another_users_series_is_404(world: World) -> None:
 
 
 def test_create_with_another_users_channel_is_422(world: World) -> None:
-    answer = world.bob.post(
-        SERIES,
-        {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"},
-    )
+    answer = world.bob.post(SERIES, world.series_body())
 
     assert answer.status == 422
     assert answer.json["errors"][0]["type"] == "channel_not_found"
@@ -107,10 +104,7 @@ def test_create_over_max_series_per_user_is_422(make_world: Callable[..., World]
     world.create()
     world.create()
 
-    answer = world.alice.post(
-        SERIES,
-        {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"},
-    )
+    answer = world.alice.post(SERIES, world.series_body())
 
     assert answer.status == 422
     assert answer.json["errors"][0]["type"] == "series_limit"
@@ -126,7 +120,7 @@ def test_deleted_series_frees_a_slot(make_world: Callable[..., World]) -> None:
 
 
 def test_create_with_idempotency_key_twice_creates_one(world: World) -> None:
-    body = {"content": "x", "channel_ids": [world.channel], "timezone": "UTC", "cron": "0 9 * * *"}
+    body = world.series_body()
     headers = {"Idempotency-Key": "k1"}
 
     first = world.alice.post(SERIES, body, headers=headers)

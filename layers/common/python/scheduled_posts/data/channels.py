@@ -17,7 +17,13 @@ from pydantic import BaseModel
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.counted import put_counted
 from scheduled_posts.data.dynamo import cancellation_reasons, is_cancelled, is_condition_failure
+from scheduled_posts.data.signing_secrets import (
+    rotate_signing_secret,
+    secrets_from_item,
+    secrets_to_item,
+)
 from scheduled_posts.errors import ChannelNotFoundError, LimitExceededError, StateConflictError
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel, PreviousSecret
@@ -43,7 +49,7 @@ def channel_to_item(channel: Channel) -> dict[str, Any]:
             if channel.previous_secret_expires_at
             else None
         ),
-        "previous_secrets": _secrets_to_item(channel.previous_secrets),
+        "previous_secrets": secrets_to_item(channel.previous_secrets),
         "created_at": format_instant(channel.created_at),
     }
     if channel.credentials is not None:  # a platform with credentials (its spec's check)
@@ -67,17 +73,6 @@ def read_channel(table: Any, owner: str, channel_id: str) -> Channel | None:
         Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)}, ConsistentRead=True
     ).get("Item")
     return channel_from_item(item) if item else None
-
-
-def _secrets_to_item(secrets: Iterable[PreviousSecret]) -> list[dict[str, str]]:
-    return [{"secret": p.secret, "expires_at": format_instant(p.expires_at)} for p in secrets]
-
-
-def _secrets_from_item(value: Any) -> tuple[PreviousSecret, ...]:
-    return tuple(
-        PreviousSecret(secret=str(p["secret"]), expires_at=instant_from_storage(p["expires_at"]))
-        for p in value or []
-    )
 
 
 def _compact(model: BaseModel | None) -> dict[str, Any] | None:
@@ -106,7 +101,7 @@ def channel_from_item(item: dict[str, Any]) -> Channel:
         previous_secret_expires_at=(
             instant_from_storage(previous_expiry) if previous_expiry else None
         ),
-        previous_secrets=_secrets_from_item(item.get("previous_secrets")),
+        previous_secrets=secrets_from_item(item.get("previous_secrets")),
         created_at=instant_from_storage(item["created_at"]),
         status=ChannelStatus(item.get("status") or ChannelStatus.ACTIVE),
         status_reason=item.get("status_reason"),
@@ -144,40 +139,18 @@ class ChannelRepository:
         StateConflictError
             When a channel with that id already exists for the owner (a UUID collision).
         """
-        owner_pk = keys.owner_pk(channel.owner)
-        try:
-            self._client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table_name,
-                            "Item": channel_to_item(channel),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table_name,
-                            "Key": {"pk": owner_pk, "sk": keys.CHANNEL_COUNT_SK},
-                            "UpdateExpression": "ADD n :one",
-                            "ConditionExpression": "attribute_not_exists(n) OR n < :max",
-                            "ExpressionAttributeValues": {":one": 1, ":max": max_channels},
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            if not is_cancelled(exc):
-                raise
-            reasons = cancellation_reasons(exc)
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise LimitExceededError(
-                    f"you have {max_channels} channels, the most allowed "
-                    "(MAX_CHANNELS_PER_USER); delete one first"
-                ) from exc
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise StateConflictError("channel id already exists") from exc
-            raise
+        put_counted(
+            self._client,
+            table_name=self._table_name,
+            item=channel_to_item(channel),
+            counter_key={"pk": keys.owner_pk(channel.owner), "sk": keys.CHANNEL_COUNT_SK},
+            limit=max_channels,
+            over_limit=LimitExceededError(
+                f"you have {max_channels} channels, the most allowed "
+                "(MAX_CHANNELS_PER_USER); delete one first"
+            ),
+            exists=StateConflictError("channel id already exists"),
+        )
 
     def get(self, owner: str, channel_id: str) -> Channel | None:
         """The owner's channel, or ``None`` (also for another user's channel id)."""
@@ -280,28 +253,17 @@ class ChannelRepository:
         StateConflictError
             When the secret changed since it was read (a concurrent rotation).
         """
-        try:
-            response = self._table.update_item(
-                Key={"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
-                UpdateExpression=(
-                    "SET signing_secret = :new, previous_secrets = :previous "
-                    "REMOVE previous_signing_secret, previous_secret_expires_at"
-                ),
-                ConditionExpression="attribute_exists(pk) AND signing_secret = :current",
-                ExpressionAttributeValues={
-                    ":new": new_secret,
-                    ":current": current_secret,
-                    ":previous": _secrets_to_item(previous_secrets),
-                },
-                ReturnValues="ALL_NEW",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                if self.get(owner, channel_id) is None:
-                    raise ChannelNotFoundError("channel not found") from exc
-                raise StateConflictError("the secret was rotated meanwhile; try again") from exc
-            raise
-        return channel_from_item(response["Attributes"])
+        item = rotate_signing_secret(
+            self._table,
+            {"pk": keys.owner_pk(owner), "sk": keys.channel_sk(channel_id)},
+            current_secret=current_secret,
+            new_secret=new_secret,
+            previous_secrets=previous_secrets,
+            exists=lambda: self.get(owner, channel_id) is not None,
+            not_found=ChannelNotFoundError("channel not found"),
+            remove=("previous_signing_secret", "previous_secret_expires_at"),
+        )
+        return channel_from_item(item)
 
     def replace(self, channel: Channel) -> None:
         """Store ``channel`` over the existing one (``PATCH``: name, URL, credentials).

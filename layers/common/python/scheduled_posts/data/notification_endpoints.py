@@ -17,7 +17,12 @@ from botocore.exceptions import ClientError
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.data.counted import put_counted
+from scheduled_posts.data.signing_secrets import (
+    rotate_signing_secret,
+    secrets_from_item,
+    secrets_to_item,
+)
 from scheduled_posts.errors import (
     LimitExceededError,
     NotificationEndpointNotFoundError,
@@ -25,10 +30,6 @@ from scheduled_posts.errors import (
 )
 from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import PreviousSecret
-
-
-def _secrets_to_item(secrets: Iterable[PreviousSecret]) -> list[dict[str, str]]:
-    return [{"secret": p.secret, "expires_at": format_instant(p.expires_at)} for p in secrets]
 
 
 def endpoint_to_item(endpoint: NotificationEndpoint) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def endpoint_to_item(endpoint: NotificationEndpoint) -> dict[str, Any]:
         "url": endpoint.url,
         "event_types": list(endpoint.event_types),
         "signing_secret": endpoint.signing_secret,
-        "previous_secrets": _secrets_to_item(endpoint.previous_secrets),
+        "previous_secrets": secrets_to_item(endpoint.previous_secrets),
         "created_at": format_instant(endpoint.created_at),
     }
 
@@ -54,12 +55,7 @@ def endpoint_from_item(item: dict[str, Any]) -> NotificationEndpoint:
         url=item["url"],
         event_types=tuple(str(t) for t in item.get("event_types") or []),
         signing_secret=item["signing_secret"],
-        previous_secrets=tuple(
-            PreviousSecret(
-                secret=str(p["secret"]), expires_at=instant_from_storage(p["expires_at"])
-            )
-            for p in item.get("previous_secrets") or []
-        ),
+        previous_secrets=secrets_from_item(item.get("previous_secrets")),
         created_at=instant_from_storage(item["created_at"]),
     )
 
@@ -93,40 +89,21 @@ class NotificationEndpointRepository:
         StateConflictError
             When an endpoint with that id exists (a UUID collision).
         """
-        try:
-            self._resource.meta.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self._table_name,
-                            "Item": endpoint_to_item(endpoint),
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    {
-                        "Update": {
-                            "TableName": self._table_name,
-                            "Key": {
-                                "pk": keys.owner_pk(endpoint.owner),
-                                "sk": keys.NOTIFICATION_ENDPOINT_COUNT_SK,
-                            },
-                            "UpdateExpression": "ADD n :one",
-                            "ConditionExpression": "attribute_not_exists(n) OR n < :max",
-                            "ExpressionAttributeValues": {":one": 1, ":max": max_endpoints},
-                        }
-                    },
-                ]
-            )
-        except ClientError as exc:
-            reasons = _cancellation_reasons(exc)
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
-                raise LimitExceededError(
-                    f"you have {max_endpoints} notification endpoints, the most allowed "
-                    "(MAX_NOTIFICATION_ENDPOINTS_PER_USER); delete one first"
-                ) from exc
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise StateConflictError("endpoint id already exists") from exc
-            raise
+        put_counted(
+            self._resource.meta.client,
+            table_name=self._table_name,
+            item=endpoint_to_item(endpoint),
+            counter_key={
+                "pk": keys.owner_pk(endpoint.owner),
+                "sk": keys.NOTIFICATION_ENDPOINT_COUNT_SK,
+            },
+            limit=max_endpoints,
+            over_limit=LimitExceededError(
+                f"you have {max_endpoints} notification endpoints, the most allowed "
+                "(MAX_NOTIFICATION_ENDPOINTS_PER_USER); delete one first"
+            ),
+            exists=StateConflictError("endpoint id already exists"),
+        )
 
     def get(self, owner: str, endpoint_id: str) -> NotificationEndpoint | None:
         """The owner's endpoint (consistent read), or ``None`` (also for another user's id)."""
@@ -169,25 +146,16 @@ class NotificationEndpointRepository:
         StateConflictError
             The secret changed since it was read.
         """
-        try:
-            answer = self._table.update_item(
-                Key=self._key(owner, endpoint_id),
-                UpdateExpression="SET signing_secret = :new, previous_secrets = :previous",
-                ConditionExpression="attribute_exists(pk) AND signing_secret = :current",
-                ExpressionAttributeValues={
-                    ":new": new_secret,
-                    ":current": current_secret,
-                    ":previous": _secrets_to_item(previous_secrets),
-                },
-                ReturnValues="ALL_NEW",
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                if self.get(owner, endpoint_id) is None:
-                    raise NotificationEndpointNotFoundError("endpoint not found") from exc
-                raise StateConflictError("the secret was rotated meanwhile; try again") from exc
-            raise
-        return endpoint_from_item(answer["Attributes"])
+        item = rotate_signing_secret(
+            self._table,
+            self._key(owner, endpoint_id),
+            current_secret=current_secret,
+            new_secret=new_secret,
+            previous_secrets=previous_secrets,
+            exists=lambda: self.get(owner, endpoint_id) is not None,
+            not_found=NotificationEndpointNotFoundError("endpoint not found"),
+        )
+        return endpoint_from_item(item)
 
     def delete(self, owner: str, endpoint_id: str) -> None:
         """Delete the owner's endpoint and uncount it in one transaction.

@@ -11,12 +11,13 @@ shown once, at create and at rotate, and never logged.
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.errors import NotificationEndpointNotFoundError
 from scheduled_posts.logic.channels import check_outbound_url, new_signing_secret
-from scheduled_posts.logic.rotation import secrets_kept_on_rotation
+from scheduled_posts.logic.rotation import rotate_held_secret
 from scheduled_posts.models.notifications import NotificationEndpoint, NotificationEndpointCreate
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.url_policy import Resolver
@@ -102,20 +103,12 @@ def rotate_endpoint_secret(
     endpoint = endpoints.get(owner, endpoint_id)
     if endpoint is None:
         raise NotificationEndpointNotFoundError("endpoint not found")
-    now = clock.now()
-    previous = secrets_kept_on_rotation(
-        endpoint.signing_secret,
-        endpoint.valid_previous_secrets(now),
-        now=now,
-        overlap_seconds=settings.SECRET_OVERLAP_SECONDS,
+    rotated = rotate_held_secret(
+        endpoint,
+        partial(endpoints.rotate_secret, owner, endpoint_id),
+        settings=settings,
+        clock=clock,
         revoke_previous=revoke_previous,
-    )
-    rotated = endpoints.rotate_secret(
-        owner,
-        endpoint_id,
-        current_secret=endpoint.signing_secret,
-        new_secret=new_signing_secret(),
-        previous_secrets=previous,
     )
     logger.info("notification endpoint secret rotated", endpoint_id=endpoint_id)
     return rotated

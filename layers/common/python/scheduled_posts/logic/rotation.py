@@ -16,7 +16,10 @@ is signed afresh, so this tolerance does not depend on retry delays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
+from typing import Protocol, TypeVar
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
@@ -30,6 +33,18 @@ from scheduled_posts.settings import Settings
 #: Most secrets valid at once (the current one included): each is one ``v1=`` of 64 hex
 #: characters in ``X-Signature``, and a receiver's header limit is usually 8 KiB.
 MAX_VALID_SECRETS = 5
+
+
+class SecretHolder(Protocol):
+    """What holds a signing secret: a webhook channel or a notification endpoint."""
+
+    @property
+    def signing_secret(self) -> str: ...
+
+    def valid_previous_secrets(self, now: datetime) -> list[PreviousSecret]: ...
+
+
+Held = TypeVar("Held", bound=SecretHolder)
 
 
 def secrets_kept_on_rotation(
@@ -64,6 +79,38 @@ def secrets_kept_on_rotation(
     return previous
 
 
+def rotate_held_secret(
+    held: Held,
+    write: Callable[..., Held],
+    *,
+    settings: Settings,
+    clock: Clock,
+    revoke_previous: bool,
+) -> Held:
+    """Replace ``held``'s signing secret by a new one through ``write`` (the store's
+    ``rotate_secret`` bound to the item), keeping :func:`secrets_kept_on_rotation`; returns
+    what ``write`` stored. Shared by channels and notification endpoints.
+
+    Raises
+    ------
+    StateConflictError
+        Too many secrets would be valid at once, or ``write`` lost to a concurrent rotation.
+    """
+    now = clock.now()
+    previous = secrets_kept_on_rotation(
+        held.signing_secret,
+        held.valid_previous_secrets(now),
+        now=now,
+        overlap_seconds=settings.SECRET_OVERLAP_SECONDS,
+        revoke_previous=revoke_previous,
+    )
+    return write(
+        current_secret=held.signing_secret,
+        new_secret=new_signing_secret(),
+        previous_secrets=previous,
+    )
+
+
 def rotate_signing_secret(
     owner: str,
     channel_id: str,
@@ -95,20 +142,12 @@ def rotate_signing_secret(
             f"{channel.platform} channels have no signing secret to rotate: only webhook "
             "deliveries are signed. To replace this channel's credentials, PATCH the channel."
         )
-    now = clock.now()
-    previous = secrets_kept_on_rotation(
-        channel.signing_secret,
-        channel.valid_previous_secrets(now),
-        now=now,
-        overlap_seconds=settings.SECRET_OVERLAP_SECONDS,
+    rotated = rotate_held_secret(
+        channel,
+        partial(channels.rotate_secret, owner, channel_id),
+        settings=settings,
+        clock=clock,
         revoke_previous=revoke_previous,
-    )
-    rotated = channels.rotate_secret(
-        owner,
-        channel_id,
-        current_secret=channel.signing_secret,
-        new_secret=new_signing_secret(),
-        previous_secrets=previous,
     )
     logger.info("signing secret rotated", extra={"channel_id": channel_id})
     return rotated
