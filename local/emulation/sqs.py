@@ -17,7 +17,11 @@ What it does, as the mapping does (Lambda developer guide, "Using Lambda with Am
   the queue's redrive policy moves a record to the DLQ after ``maxReceiveCount`` receives.
 
 :class:`EventSourceMapping` is one receive and one invocation, driven by its caller (the tests'
-simulated-time driver); :class:`SqsPoller` runs it in a thread for the local stack.
+simulated-time driver); :class:`SqsPoller` runs it for the local stack on ``concurrency``
+threads, each receiving and settling its own batches, so that many batches are in flight at
+once, as the mapping's pollers invoke the function concurrently (five at first, "Understanding
+Lambda function scaling"). Each batch runs in an execution environment of its own when the
+function has as many (:class:`local.emulation.environments.ProcessFunction`).
 """
 
 from __future__ import annotations
@@ -27,12 +31,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from local.emulation.background import BackgroundLoop
-from local.emulation.lambda_runtime import REGION, LambdaFunction
+from local.emulation.lambda_runtime import REGION, LambdaContext
 
 log = logging.getLogger("local.poller")
+
+
+class Invocable(Protocol):
+    """What the mapping invokes: :class:`~local.emulation.lambda_runtime.LambdaFunction` (in
+    this process) or :class:`~local.emulation.environments.ProcessFunction` (worker processes).
+    """
+
+    def invoke(self, event: dict[str, Any]) -> tuple[Any, LambdaContext]:
+        """Run one invocation; the handler's response and the invocation's context."""
+        ...
 
 
 @dataclass
@@ -132,7 +146,7 @@ class EventSourceMapping:
         *,
         queue_url: str,
         queue_arn: str,
-        function: LambdaFunction,
+        function: Invocable,
         batch_size: int = 10,
     ) -> None:
         if not 1 <= batch_size <= 10:
@@ -143,6 +157,7 @@ class EventSourceMapping:
         self.function = function
         self.batch_size = batch_size
         self.batches = 0
+        self._batches_lock = threading.Lock()
 
     def receive_messages(
         self, wait_seconds: int = 0, max_messages: int | None = None
@@ -179,7 +194,8 @@ class EventSourceMapping:
             raise ValueError("the event source mapping never sends an empty batch")
         records = [to_event_record(m, self.queue_arn) for m in messages]
         outcome = self.invoke(records)
-        self.batches += 1
+        with self._batches_lock:  # batches settle on several threads at once (SqsPoller)
+            self.batches += 1
         self.after_batch(records, outcome)
         return outcome
 
@@ -241,7 +257,11 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         while moto re-checks delayed messages only about once a second. ``None`` uses moto's
         own long poll.
     on_batch:
-        Called after each batch with the records and the outcome (logging).
+        Called after each batch with the records and the outcome (logging), from the thread
+        that settled it (so possibly from several threads at once).
+    concurrency:
+        Batches in flight at once (threads; Lambda's mapping starts with five). The function
+        must run that many invocations at once for them to overlap.
     """
 
     def __init__(
@@ -252,10 +272,18 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         poll_interval_seconds: float | None = None,
         stop_event: threading.Event | None = None,
         on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
+        concurrency: int = 1,
         **mapping: Any,
     ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         EventSourceMapping.__init__(self, sqs, **mapping)
         BackgroundLoop.__init__(self, "sqs-poller", stop_event)
+        self.concurrency = concurrency
+        self._threads = [
+            threading.Thread(target=self._loop, name=f"sqs-poller-{n}", daemon=True)
+            for n in range(concurrency)
+        ]
         self.wait_seconds = wait_seconds
         self.poll_interval_seconds = poll_interval_seconds
         self.on_batch = on_batch
@@ -276,6 +304,18 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         """Pass the batch to ``on_batch`` (when set)."""
         if self.on_batch is not None:
             self.on_batch(records, outcome)
+
+    def start(self) -> None:
+        """Start the ``concurrency`` threads."""
+        for thread in self._threads:
+            thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for every thread, ``timeout`` seconds in all (those never started are skipped)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.ident is not None:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def _loop(self) -> None:
         while not self.stop_event.is_set():
