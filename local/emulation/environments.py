@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import queue
 import threading
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -82,21 +83,35 @@ class _Environment:
         child.close()
         self.ready = False
 
-    def call(self, event: dict[str, Any]) -> Any:
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait for the init phase (the handler's import) to end; False if not within
+        ``timeout`` seconds."""
         if not self.ready:
-            status, _ = self.conn.recv()  # the init phase (import) ends with "ready"
+            try:
+                if timeout is not None and not self.conn.poll(timeout):
+                    return False
+                status, _ = self.conn.recv()
+            except (EOFError, OSError):  # the process died in its init phase
+                return False
             self.ready = status == "ready"
+        return self.ready
+
+    def call(self, event: dict[str, Any]) -> Any:
+        self.wait_ready()
         self.conn.send(event)
         status, value = self.conn.recv()
         if status == "error":
             raise InvocationError(value)
         return value
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
         self.conn.close()
         if self.process.is_alive():
             self.process.terminate()
-        self.process.join(2.0)
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.terminate()
+        self.process.join(timeout)
 
 
 class ProcessFunction:
@@ -142,15 +157,25 @@ class ProcessFunction:
         self._all: list[_Environment] = []
         self._lock = threading.Lock()
 
-    def start(self) -> None:
-        """Spawn the processes (each imports its handler in the background)."""
-        for _ in range(self.environments):
-            self._free.put(self._spawn())
+    def start(self, ready_timeout: float = 120.0) -> None:
+        """Spawn the processes and wait until each has imported its handler (their init
+        phases run at once), so that the first batches do not pay for the imports.
+
+        Raises
+        ------
+        RuntimeError
+            When an environment is not ready within ``ready_timeout`` seconds (all stopped).
+        """
+        spawned = [self._spawn() for _ in range(self.environments)]
+        deadline = time.monotonic() + ready_timeout
+        for environment in spawned:
+            if not environment.wait_ready(max(0.0, deadline - time.monotonic())):
+                self.stop()
+                raise RuntimeError(f"the {self.name} environments did not start in time")
+            self._free.put(environment)
 
     def _spawn(self) -> _Environment:
-        environment = _Environment(
-            self.name, self.timeout_seconds, self.function_name, self.module
-        )
+        environment = _Environment(self.name, self.timeout_seconds, self.function_name, self.module)
         with self._lock:
             self._all.append(environment)
         return environment
@@ -186,5 +211,8 @@ class ProcessFunction:
         """Terminate every process (an invocation in progress is cut off, as at a shutdown)."""
         with self._lock:
             environments, self._all = self._all, []
+        for environment in environments:  # all at once: each exits on its own SIGTERM
+            environment.terminate()
+        deadline = time.monotonic() + 2.0
         for environment in environments:
-            environment.stop()
+            environment.process.join(max(0.0, deadline - time.monotonic()))
