@@ -1,4 +1,5 @@
-"""Tracing is one switch: with POWERTOOLS_TRACE_DISABLED no Tracer and no X-Ray SDK import."""
+"""What a cold start imports: with POWERTOOLS_TRACE_DISABLED no Tracer and no X-Ray SDK; heavy
+modules only where they are used."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ _PROBE = (
 )
 
 
-def _probe(trace_disabled: str | None) -> str:
+def _probe(trace_disabled: str | None, code: str = _PROBE) -> str:
     env = {k: v for k, v in os.environ.items() if k != "POWERTOOLS_TRACE_DISABLED"}
     if trace_disabled is not None:
         env["POWERTOOLS_TRACE_DISABLED"] = trace_disabled
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # pytest's pythonpath
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE],
+        [sys.executable, "-c", code],
         env=env,
         capture_output=True,
         text=True,
@@ -58,3 +59,11 @@ def test_no_tracer_decorators_return_the_function_in_every_call_form() -> None:
     assert tracer.capture_method(capture_response=False)(step) is step
     assert tracer.capture_lambda_handler(step) is step
     assert tracer.capture_lambda_handler(capture_error=False)(step) is step
+
+
+def test_credentials_module_loads_cryptography_only_when_it_seals_or_opens() -> None:
+    code = (
+        "import sys, scheduled_posts.data.credentials; "
+        "print(any(m.startswith('cryptography') for m in sys.modules))"
+    )
+    assert _probe("true", code) == "False"
