@@ -17,16 +17,18 @@ What it does, as the mapping does (Lambda developer guide, "Using Lambda with Am
   the queue's redrive policy moves a record to the DLQ after ``maxReceiveCount`` receives.
 
 :class:`EventSourceMapping` is one receive and one invocation, driven by its caller (the tests'
-simulated-time driver); :class:`SqsPoller` runs it for the local stack on ``concurrency``
-threads, each receiving and settling its own batches, so that many batches are in flight at
-once, as the mapping's pollers invoke the function concurrently (five at first, "Understanding
-Lambda function scaling"). Each batch runs in an execution environment of its own when the
+simulated-time driver); :class:`SqsPoller` runs it for the local stack: one thread receives
+while fewer than ``concurrency`` batches are in flight, and ``concurrency`` threads invoke and
+settle them, each its own batch, so that many batches are in flight at once, as the mapping
+invokes the function concurrently (five batches at first, "Understanding Lambda function
+scaling"). Each batch runs in an execution environment of its own when the
 function has as many (:class:`local.emulation.environments.ProcessFunction`).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -260,8 +262,9 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         Called after each batch with the records and the outcome (logging), from the thread
         that settled it (so possibly from several threads at once).
     concurrency:
-        Batches in flight at once (threads; Lambda's mapping starts with five). The function
-        must run that many invocations at once for them to overlap.
+        Batches in flight at once (invoker threads; Lambda's mapping starts with five); the
+        receiving thread waits while all are busy. The function must run that many
+        invocations at once for them to overlap.
     """
 
     def __init__(
@@ -280,8 +283,14 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         EventSourceMapping.__init__(self, sqs, **mapping)
         BackgroundLoop.__init__(self, "sqs-poller", stop_event)
         self.concurrency = concurrency
-        self._threads = [
-            threading.Thread(target=self._loop, name=f"sqs-poller-{n}", daemon=True)
+        # One receiving thread, as one long poll per free slot: it receives only while fewer than
+        # ``concurrency`` batches are in flight, and each batch is invoked and settled by one
+        # of ``concurrency`` invoker threads (fewer receives than a poll per slot: moto's
+        # ReceiveMessage is costly under load).
+        self._slots = threading.Semaphore(concurrency)
+        self._received: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        self._threads = [threading.Thread(target=self._loop, name="sqs-poller", daemon=True)] + [
+            threading.Thread(target=self._work, name=f"sqs-invoker-{n}", daemon=True)
             for n in range(concurrency)
         ]
         self.wait_seconds = wait_seconds
@@ -306,7 +315,7 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
             self.on_batch(records, outcome)
 
     def start(self) -> None:
-        """Start the ``concurrency`` threads."""
+        """Start the receiving thread and the ``concurrency`` invoker threads."""
         for thread in self._threads:
             thread.start()
 
@@ -319,8 +328,29 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
 
     def _loop(self) -> None:
         while not self.stop_event.is_set():
+            if not self._slots.acquire(timeout=0.25):  # every slot busy: receive nothing
+                continue
             try:
-                self.poll_once()
+                messages = self.receive()
             except Exception:
+                self._slots.release()
                 log.exception("poller error")
                 self.stop_event.wait(1.0)
+                continue
+            if messages:
+                self._received.put(messages)
+            else:
+                self._slots.release()
+
+    def _work(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                messages = self._received.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            try:
+                self.invoke_messages(messages)
+            except Exception:
+                log.exception("poller error")
+            finally:
+                self._slots.release()
