@@ -86,6 +86,12 @@ class StageConfig(BaseModel):
     jwt_issuer: str | None = None
     jwt_audience: tuple[str, ...] = ()
 
+    #: X-Ray tracing: the functions' tracing mode Active and Powertools' Tracer on
+    #: (``POWERTOOLS_TRACE_DISABLED=false``); off, the functions are not traced and no
+    #: handler imports the X-Ray SDK (about 105 ms of each cold start, ``bench/cold_start.py``;
+    #: docs/decisions.md "Tracing off unless a stage turns it on").
+    tracing_enabled: bool = False
+
     api_throttle_rate_limit: float = Field(50.0, gt=0)
     api_throttle_burst_limit: int = Field(100, ge=1)
 
@@ -191,6 +197,7 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         "retain_data": False,
         "log_retention_days": 14,
         "worker_max_concurrency": 5,
+        "tracing_enabled": False,
         "api_throttle_rate_limit": 20.0,
         "api_throttle_burst_limit": 40,
         "settings": {"RETENTION_DAYS": 14},
@@ -203,6 +210,8 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         # with these two (docs/capacity.md, row "CDK prod defaults"; decisions W8).
         "worker_max_concurrency": 500,
         "table_warm_write_units_per_second": 20_000,
+        # Traces of the live service are worth the X-Ray SDK's import in each cold start.
+        "tracing_enabled": True,
         "api_throttle_rate_limit": 200.0,
         "api_throttle_burst_limit": 400,
         # SWEEP_PARALLELISM 8: the model's longest sweep for 100,000 posts is 12.9 s, where

@@ -60,6 +60,8 @@ class ServiceFunctionConstruct(Construct):
             **config.service_environment(),
             "POWERTOOLS_SERVICE_NAME": config.service_name,
             "POWERTOOLS_METRICS_NAMESPACE": config.metrics_namespace,
+            # The Tracer is built, and the X-Ray SDK imported, only when tracing is on.
+            "POWERTOOLS_TRACE_DISABLED": "false" if config.tracing_enabled else "true",
             **environment,
         }
         self.function = lambda_.Function(
@@ -74,7 +76,7 @@ class ServiceFunctionConstruct(Construct):
             layers=[layer],
             memory_size=memory_mb or config.memory_mb,
             timeout=Duration.seconds(timeout_seconds),
-            tracing=lambda_.Tracing.ACTIVE,
+            tracing=lambda_.Tracing.ACTIVE if config.tracing_enabled else lambda_.Tracing.DISABLED,
             logging_format=lambda_.LoggingFormat.JSON,
             application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
             system_log_level_v2=lambda_.SystemLogLevel.WARN,

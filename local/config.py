@@ -47,6 +47,12 @@ class LocalConfig:
         ``POLL_INTERVAL_SECONDS`` (0.25): the long poll is emulated by short receives this far
         apart, so a delayed message is picked up about as soon as it becomes visible, as SQS
         does (moto's own long poll notices it only about a second later). ``0`` uses moto's.
+    mapping_concurrency:
+        ``MAPPING_CONCURRENCY`` (5, the concurrent batches Lambda's SQS event source mapping
+        starts with: Lambda developer guide, "Understanding Lambda function scaling"): the
+        worker batches in flight at once per dispatch queue, each in a worker process of its own
+        (:mod:`local.emulation.environments`); ``1`` runs the worker in the stack's own process,
+        one batch at a time.
     scheduled_timeout_seconds:
         ``SCHEDULED_TIMEOUT_SECONDS`` (60): emulated timeout of the sweeper, watchdog, reconciler.
     api_timeout_seconds:
@@ -64,6 +70,7 @@ class LocalConfig:
     worker_batch_size: int = sizing.DEFAULT_WORKER_BATCH_SIZE
     poll_wait_seconds: int = 2
     poll_interval_seconds: float = 0.25
+    mapping_concurrency: int = 5
     scheduled_timeout_seconds: int = 60
     api_timeout_seconds: int = 29
 
@@ -74,7 +81,8 @@ class LocalConfig:
         Raises
         ------
         ValueError
-            When a number is malformed or ``WORKER_BATCH_SIZE`` is outside 1..10.
+            When a number is malformed, ``WORKER_BATCH_SIZE`` is outside 1..10 or
+            ``MAPPING_CONCURRENCY`` is below 1.
         """
         env = os.environ if environ is None else environ
 
@@ -93,6 +101,7 @@ class LocalConfig:
             worker_batch_size=num("WORKER_BATCH_SIZE", cls.worker_batch_size),
             poll_wait_seconds=num("POLL_WAIT_SECONDS", cls.poll_wait_seconds),
             poll_interval_seconds=float(env.get("POLL_INTERVAL_SECONDS") or 0.25),
+            mapping_concurrency=num("MAPPING_CONCURRENCY", cls.mapping_concurrency),
             scheduled_timeout_seconds=num(
                 "SCHEDULED_TIMEOUT_SECONDS", cls.scheduled_timeout_seconds
             ),
@@ -100,6 +109,8 @@ class LocalConfig:
         )
         if not 1 <= config.worker_batch_size <= 10:
             raise ValueError("WORKER_BATCH_SIZE must be 1..10 (the SQS receive maximum)")
+        if config.mapping_concurrency < 1:
+            raise ValueError("MAPPING_CONCURRENCY must be at least 1 (batches in flight at once)")
         return config
 
 

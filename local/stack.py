@@ -34,6 +34,7 @@ from local.embedded_aws import (
     ensure_server,
     quiet_request_logs,
 )
+from local.emulation.environments import ProcessFunction
 from local.emulation.lambda_runtime import LambdaFunction, is_available
 from local.emulation.resources import ensure_event_bus
 from local.emulation.sqs import BatchOutcome, SqsPoller
@@ -55,12 +56,14 @@ class PublishLog:
     """Logs each finished post once, with its lag, after the worker batch that finished it.
 
     Reads each post of the batch through the data layer (:class:`PostRepository`); remembers
-    the last 10,000 logged ids so a post is logged once.
+    the last 10,000 logged ids so a post is logged once, also when batches settle on several
+    threads at once.
     """
 
     def __init__(self, posts: PostRepository) -> None:
         self.posts = posts
         self._seen: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __call__(self, records: list[dict[str, Any]], outcome: BatchOutcome) -> None:
         ids: list[str] = []
@@ -70,8 +73,9 @@ class PublishLog:
             except (ValueError, KeyError, TypeError):
                 continue
         for schedule_id in dict.fromkeys(ids):
-            if schedule_id in self._seen:
-                continue
+            with self._lock:
+                if schedule_id in self._seen:
+                    continue
             try:
                 post = self.posts.get(schedule_id)
             except Exception:
@@ -79,9 +83,12 @@ class PublishLog:
                 continue
             if post is None or post.status.value not in _FINISHED:
                 continue
-            self._seen[schedule_id] = None
-            if len(self._seen) > 10_000:
-                self._seen.popitem(last=False)
+            with self._lock:
+                if schedule_id in self._seen:
+                    continue
+                self._seen[schedule_id] = None
+                if len(self._seen) > 10_000:
+                    self._seen.popitem(last=False)
             lag = post.publish_lag_seconds
             log.info(
                 "%s schedule_id=%s publish_at=%s lag=%s channels=%s",
@@ -131,6 +138,8 @@ class LocalStack:
         self.front: ApiFront | None = None
         self.schedules: list[Schedule] = []
         self.pollers: list[SqsPoller] = []
+        #: The worker's execution environments (processes), stopped last.
+        self.environments: list[ProcessFunction] = []
         self.stream_loops: list[StreamLoop] = []
         self.settings: Settings | None = None
 
@@ -247,8 +256,23 @@ class LocalStack:
         )
         return StreamLoop(poller, interval_seconds=1.0, stop_event=self.stop_event)
 
+    def _worker_function(self) -> LambdaFunction | ProcessFunction:
+        """The worker for one mapping: ``MAPPING_CONCURRENCY`` processes (each its own execution
+        environment, see "Concurrent worker batches in their own processes" in
+        docs/decisions.md), or the stack's own process when it is 1."""
+        config = self.config
+        if config.mapping_concurrency == 1:
+            return LambdaFunction("worker", config.worker_timeout_seconds)
+        function = ProcessFunction(
+            "worker", config.worker_timeout_seconds, config.mapping_concurrency
+        )
+        function.start()
+        self.environments.append(function)
+        return function
+
     def _worker_poller(self, sqs: Any, queue_url: str, settings: Settings) -> SqsPoller:
-        """The worker's event source mapping on one dispatch queue."""
+        """The worker's event source mapping on one dispatch queue (``MAPPING_CONCURRENCY``
+        batches in flight at once)."""
         config = self.config
         arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
             "Attributes"
@@ -257,7 +281,8 @@ class LocalStack:
             sqs,
             queue_url=queue_url,
             queue_arn=arn,
-            function=LambdaFunction("worker", config.worker_timeout_seconds),
+            function=self._worker_function(),
+            concurrency=config.mapping_concurrency,
             batch_size=config.worker_batch_size,
             wait_seconds=config.poll_wait_seconds,
             poll_interval_seconds=config.poll_interval_seconds or None,
@@ -301,6 +326,8 @@ class LocalStack:
             loop.join(max(0.0, deadline - time.monotonic()))
         for schedule in self.schedules:
             schedule.join(max(0.0, deadline - time.monotonic()))
+        for environments in self.environments:
+            environments.stop()
         if self.aws is not None:
             self.aws.stop()
 

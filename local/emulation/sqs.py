@@ -17,22 +17,38 @@ What it does, as the mapping does (Lambda developer guide, "Using Lambda with Am
   the queue's redrive policy moves a record to the DLQ after ``maxReceiveCount`` receives.
 
 :class:`EventSourceMapping` is one receive and one invocation, driven by its caller (the tests'
-simulated-time driver); :class:`SqsPoller` runs it in a thread for the local stack.
+simulated-time driver); :class:`SqsPoller` runs it for the local stack: one thread receives
+while fewer than ``concurrency`` batches are in flight, and ``concurrency`` threads invoke and
+settle them, each its own batch, so that many batches are in flight at once, as the mapping
+invokes the function concurrently (five batches at first, "Understanding Lambda function
+scaling"). Each batch runs in an execution environment of its own when the
+function has as many (:class:`local.emulation.environments.ProcessFunction`).
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from local.emulation.background import BackgroundLoop
-from local.emulation.lambda_runtime import REGION, LambdaFunction
+from local.emulation.lambda_runtime import REGION, LambdaContext
 
 log = logging.getLogger("local.poller")
+
+
+class Invocable(Protocol):
+    """What the mapping invokes: :class:`~local.emulation.lambda_runtime.LambdaFunction` (in
+    this process) or :class:`~local.emulation.environments.ProcessFunction` (worker processes).
+    """
+
+    def invoke(self, event: dict[str, Any]) -> tuple[Any, LambdaContext]:
+        """Run one invocation; the handler's response and the invocation's context."""
+        ...
 
 
 @dataclass
@@ -132,7 +148,7 @@ class EventSourceMapping:
         *,
         queue_url: str,
         queue_arn: str,
-        function: LambdaFunction,
+        function: Invocable,
         batch_size: int = 10,
     ) -> None:
         if not 1 <= batch_size <= 10:
@@ -143,6 +159,7 @@ class EventSourceMapping:
         self.function = function
         self.batch_size = batch_size
         self.batches = 0
+        self._batches_lock = threading.Lock()
 
     def receive_messages(
         self, wait_seconds: int = 0, max_messages: int | None = None
@@ -179,7 +196,8 @@ class EventSourceMapping:
             raise ValueError("the event source mapping never sends an empty batch")
         records = [to_event_record(m, self.queue_arn) for m in messages]
         outcome = self.invoke(records)
-        self.batches += 1
+        with self._batches_lock:  # batches settle on several threads at once (SqsPoller)
+            self.batches += 1
         self.after_batch(records, outcome)
         return outcome
 
@@ -241,7 +259,12 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         while moto re-checks delayed messages only about once a second. ``None`` uses moto's
         own long poll.
     on_batch:
-        Called after each batch with the records and the outcome (logging).
+        Called after each batch with the records and the outcome (logging), from the thread
+        that settled it (so possibly from several threads at once).
+    concurrency:
+        Batches in flight at once (invoker threads; Lambda's mapping starts with five); the
+        receiving thread waits while all are busy. The function must run that many
+        invocations at once for them to overlap.
     """
 
     def __init__(
@@ -252,10 +275,24 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         poll_interval_seconds: float | None = None,
         stop_event: threading.Event | None = None,
         on_batch: Callable[[list[dict[str, Any]], BatchOutcome], None] | None = None,
+        concurrency: int = 1,
         **mapping: Any,
     ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         EventSourceMapping.__init__(self, sqs, **mapping)
         BackgroundLoop.__init__(self, "sqs-poller", stop_event)
+        self.concurrency = concurrency
+        # One receiving thread, as one long poll per free slot: it receives only while fewer than
+        # ``concurrency`` batches are in flight, and each batch is invoked and settled by one
+        # of ``concurrency`` invoker threads (fewer receives than a poll per slot: moto's
+        # ReceiveMessage is costly under load).
+        self._slots = threading.Semaphore(concurrency)
+        self._received: queue.Queue[list[dict[str, Any]]] = queue.Queue()
+        self._threads = [threading.Thread(target=self._loop, name="sqs-poller", daemon=True)] + [
+            threading.Thread(target=self._work, name=f"sqs-invoker-{n}", daemon=True)
+            for n in range(concurrency)
+        ]
         self.wait_seconds = wait_seconds
         self.poll_interval_seconds = poll_interval_seconds
         self.on_batch = on_batch
@@ -277,10 +314,43 @@ class SqsPoller(EventSourceMapping, BackgroundLoop):
         if self.on_batch is not None:
             self.on_batch(records, outcome)
 
+    def start(self) -> None:
+        """Start the receiving thread and the ``concurrency`` invoker threads."""
+        for thread in self._threads:
+            thread.start()
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for every thread, ``timeout`` seconds in all (those never started are skipped)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.ident is not None:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
     def _loop(self) -> None:
         while not self.stop_event.is_set():
+            if not self._slots.acquire(timeout=0.25):  # every slot busy: receive nothing
+                continue
             try:
-                self.poll_once()
+                messages = self.receive()
             except Exception:
+                self._slots.release()
                 log.exception("poller error")
                 self.stop_event.wait(1.0)
+                continue
+            if messages:
+                self._received.put(messages)
+            else:
+                self._slots.release()
+
+    def _work(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                messages = self._received.get(timeout=0.25)
+            except queue.Empty:
+                continue
+            try:
+                self.invoke_messages(messages)
+            except Exception:
+                log.exception("poller error")
+            finally:
+                self._slots.release()

@@ -12,7 +12,11 @@ from scheduled_posts.settings import Settings
 from tests.infrastructure.conftest import Synthesized
 
 NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer", "relay", "notifier")
-POWERTOOLS_NAMES = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"}
+POWERTOOLS_NAMES = {
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_TRACE_DISABLED",
+}
 
 
 def _function(stage: Synthesized, name: str) -> dict[str, Any]:
@@ -52,14 +56,27 @@ def test_functions_exactly_the_six_lambdas(dev: Synthesized) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_function_arm64_python_traced(dev: Synthesized, name: str) -> None:
+def test_function_arm64_python(dev: Synthesized, name: str) -> None:
     props = _function(dev, name)["Properties"]
     assert props["Architectures"] == ["arm64"]
     assert props["Runtime"] == f"python{dev.config.python_version}"
     assert int(dev.config.python_version.split(".")[1]) >= 12
-    assert props["TracingConfig"] == {"Mode": "Active"}
     assert props["Handler"] == "handler.lambda_handler"
     assert len(props["Layers"]) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_function_traced_in_prod_only_with_the_tracer_switched_to_match(
+    dev: Synthesized, prod: Synthesized, name: str
+) -> None:
+    # Tracing is one stage setting: the X-Ray mode and Powertools' Tracer switch together.
+    assert (dev.config.tracing_enabled, prod.config.tracing_enabled) == (False, True)
+    dev_props = _function(dev, name)["Properties"]
+    prod_props = _function(prod, name)["Properties"]
+    assert "TracingConfig" not in dev_props
+    assert dev_props["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "true"
+    assert prod_props["TracingConfig"] == {"Mode": "Active"}
+    assert prod_props["Environment"]["Variables"]["POWERTOOLS_TRACE_DISABLED"] == "false"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -107,6 +107,13 @@ def test_local_config_batch_size_over_ten_is_refused() -> None:
         LocalConfig.from_env({"WORKER_BATCH_SIZE": "11"})
 
 
+def test_local_config_mapping_concurrency_defaults_to_lambdas_five() -> None:
+    assert LocalConfig.from_env({}).mapping_concurrency == 5
+    assert LocalConfig.from_env({"MAPPING_CONCURRENCY": "2"}).mapping_concurrency == 2
+    with pytest.raises(ValueError, match="MAPPING_CONCURRENCY"):
+        LocalConfig.from_env({"MAPPING_CONCURRENCY": "0"})
+
+
 def test_resource_environment_names_endpoint_and_queue_urls(moto_port: int) -> None:
     queues = ensure_resources(moto_port, NAMES, max_receive_count=5, worker_timeout_seconds=10)
     env = resource_environment(moto_port)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 from local.emulation.lambda_runtime import LambdaContext, LambdaFunction
 from local.emulation.sqs import EventSourceMapping, SqsPoller, failed_ids, to_event_record
 from tests.support.clock import SimClock
@@ -197,3 +199,49 @@ def test_mapping_invocation_overrunning_its_timeout_deletes_nothing(
     assert outcome is not None
     assert (outcome.error, outcome.deleted, len(outcome.retried)) == ("timeout", [], 2)
     assert _depth(aws) == 2
+
+
+def test_poller_runs_several_batches_at_once(aws: AwsResources) -> None:
+    # Three one-record batches can all be inside the handler together only when the poller keeps
+    # three in flight: one batch at a time breaks the barrier, and every batch is retried.
+    barrier = threading.Barrier(3, timeout=10)
+    settled = threading.Event()
+
+    def handler(event: dict[str, Any], context: Any) -> None:
+        barrier.wait()
+
+    def on_batch(records: list[dict[str, Any]], outcome: Any) -> None:
+        if poller.batches >= 3:
+            settled.set()
+
+    _send(aws, "a", "b", "c")
+    poller = SqsPoller(
+        aws.sqs,
+        queue_url=aws.settings.DISPATCH_QUEUE_URL,
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:test-DispatchQueue",
+        function=LambdaFunction("worker", 30, handler=handler, max_concurrency=3),
+        batch_size=1,
+        wait_seconds=1,
+        poll_interval_seconds=0.01,
+        concurrency=3,
+        on_batch=on_batch,
+    )
+    poller.start()
+    try:
+        assert settled.wait(20)
+    finally:
+        poller.stop()
+        poller.join(5)
+    assert not barrier.broken
+    assert _depth(aws) == 0
+
+
+def test_poller_refuses_no_concurrency(aws: AwsResources) -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        SqsPoller(
+            aws.sqs,
+            queue_url=aws.settings.DISPATCH_QUEUE_URL,
+            queue_arn="arn:aws:sqs:us-east-1:123456789012:q",
+            function=LambdaFunction("worker", 30, handler=lambda e, c: None),
+            concurrency=0,
+        )

@@ -26,8 +26,6 @@ from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from scheduled_posts.data.aws import BOTO_CONFIG
 
@@ -86,6 +84,9 @@ class CredentialCipher:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "error")
             raise CredentialsUnavailableError(f"KMS refused a data key: {code}") from exc
+        # Imported on first use (decisions, "Heavy modules imported where they are used").
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         nonce = os.urandom(NONCE_BYTES)
         plaintext = json.dumps(dict(secret), separators=(",", ":")).encode()
         data = AESGCM(answer["Plaintext"]).encrypt(nonce, plaintext, _aad(context))
@@ -121,6 +122,9 @@ class CredentialCipher:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "error")
             raise CredentialsUnavailableError(f"KMS refused to decrypt: {code}") from exc
+        from cryptography.exceptions import InvalidTag
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         try:
             plaintext = AESGCM(key["Plaintext"]).decrypt(nonce, data, _aad(context))
         except InvalidTag as exc:

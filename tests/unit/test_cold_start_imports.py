@@ -1,0 +1,69 @@
+"""What a cold start imports: with POWERTOOLS_TRACE_DISABLED no Tracer and no X-Ray SDK; heavy
+modules only where they are used."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from scheduled_posts.observability import NoTracer, tracing_enabled
+
+_PROBE = (
+    "import sys, scheduled_posts.observability as o; "
+    "print(type(o.tracer).__name__, any(m.startswith('aws_xray_sdk') for m in sys.modules))"
+)
+
+
+def _probe(trace_disabled: str | None, code: str = _PROBE) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "POWERTOOLS_TRACE_DISABLED"}
+    if trace_disabled is not None:
+        env["POWERTOOLS_TRACE_DISABLED"] = trace_disabled
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # pytest's pythonpath
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_tracing_off_builds_no_tracer_and_never_imports_the_xray_sdk() -> None:
+    assert _probe("true") == "NoTracer False"
+
+
+def test_tracing_on_by_default_is_powertools_tracer() -> None:
+    assert _probe(None) == "Tracer True"
+
+
+@pytest.mark.parametrize(
+    ("value", "enabled"), [("true", False), ("1", False), ("FALSE", True), ("0", True)]
+)
+def test_tracing_enabled_reads_powertools_truth_rule(value: str, enabled: bool) -> None:
+    assert tracing_enabled({"POWERTOOLS_TRACE_DISABLED": value}) is enabled
+    assert tracing_enabled({}) is True
+
+
+def test_no_tracer_decorators_return_the_function_in_every_call_form() -> None:
+    tracer = NoTracer()
+
+    def step(x: int) -> int:
+        return x + 1
+
+    assert tracer.capture_method(step) is step
+    assert tracer.capture_method(capture_response=False)(step) is step
+    assert tracer.capture_lambda_handler(step) is step
+    assert tracer.capture_lambda_handler(capture_error=False)(step) is step
+
+
+def test_credentials_module_loads_cryptography_only_when_it_seals_or_opens() -> None:
+    code = (
+        "import sys, scheduled_posts.data.credentials; "
+        "print(any(m.startswith('cryptography') for m in sys.modules))"
+    )
+    assert _probe("true", code) == "False"
