@@ -27,7 +27,7 @@ from scheduled_posts.logic.cursor import CursorCodec, codec_for
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
 from scheduled_posts.logic.posts import PostDeps, Promoter
 from scheduled_posts.logic.series import SeriesDeps
-from scheduled_posts.models.messages import DueEntry
+from scheduled_posts.models.messages import DispatchMessage, DueEntry
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.http import MethodTransport
 from scheduled_posts.platforms.url_policy import Resolver, system_resolver
@@ -48,6 +48,21 @@ class _LazyPromoter:
 
             self._promoter = make_promoter(self._settings, self._clock)
         self._promoter(entry)
+
+
+class _LazyDispatcher:
+    """Sends one dispatch message (``data.queue.DispatchQueue``, built on first use)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._queue: Any | None = None
+
+    def __call__(self, message: DispatchMessage, delay_seconds: int) -> None:
+        if self._queue is None:
+            from scheduled_posts.data.queue import DispatchQueue
+
+            self._queue = DispatchQueue.from_settings(self._settings)
+        self._queue.send(message, delay_seconds)
 
 
 @dataclass
@@ -119,6 +134,7 @@ class ApiDependencies:
             settings=self.settings,
             clock=self.clock,
             promoter=promoter,
+            dispatcher=_LazyDispatcher(self.settings),
         )
 
     @cached_property

@@ -293,12 +293,13 @@ class PostRepository:
         old_late: bool,
         new_late: bool,
         now: datetime | None = None,
+        attempts: list[Attempt] | None = None,
     ) -> None:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
 
         The post's update is conditioned on ``status = scheduled AND version = old.version``
         (a ``publishing`` post waiting for its next attempt at ``now``: ``transitions.
-        cancel_waiting``, on its lease token too).
+        cancel_waiting``, or ``edit_waiting`` given its ``attempts``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
         is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
 
@@ -310,6 +311,10 @@ class PostRepository:
         """
         if old.status == PostStatus.PUBLISHING and new.status == PostStatus.CANCELLED:
             change = transitions.cancel_waiting(old, new, now=now or new.updated_at)
+        elif old.status == PostStatus.PUBLISHING:
+            change = transitions.edit_waiting(
+                old, new, now=now or new.updated_at, attempts=attempts or []
+            )
         elif new.status == PostStatus.CANCELLED:
             change = transitions.cancel(old, new)
         else:

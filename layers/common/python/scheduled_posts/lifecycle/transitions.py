@@ -23,9 +23,10 @@ from typing import Any
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
+from scheduled_posts.lifecycle.reach import may_have_published
 from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES, PostStatus
-from scheduled_posts.models.post import Delivery, Post
+from scheduled_posts.models.post import Attempt, Delivery, Post
 
 #: ``deliveries.<channel_id>``: a document path into the ``deliveries`` map.
 Path = tuple[str, ...]
@@ -58,6 +59,7 @@ ARROWS: dict[str, Arrow] = {
         _arrow("edit", {_S}, {_S}),
         _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
         _arrow("cancel_waiting", {_P}, {PostStatus.CANCELLED}),
+        _arrow("edit_waiting", {_P}, {_P}),
         _arrow("miss", {_S}, {PostStatus.MISSED}),
         _arrow("reschedule_missed", {PostStatus.MISSED}, {_S}),
         _arrow("revive_occurrence", {PostStatus.CANCELLED}, {_S}),
@@ -273,6 +275,29 @@ def cancel_waiting(old: Post, new: Post, *, now: datetime) -> PostChange:
     lease = ("lease_shard", "lease_expires_at")
     sets = {path: value for path, value in change.sets.items() if path[0] not in lease}
     return replace(change, guard=guard, sets=sets, removes=change.removes + lease)
+
+
+def edit_waiting(old: Post, new: Post, *, now: datetime, attempts: list[Attempt]) -> PostChange:
+    """``publishing -> publishing``: the owner edits a post waiting for its next attempt, when no
+    attempt of it (``attempts``: its rows and the ones on the item) may have published anything
+    (:func:`scheduled_posts.lifecycle.reach.may_have_published`). ``new`` (version + 1, a new
+    ``lease_token``, still waiting) replaces ``old``, guarded like :func:`cancel_waiting`: a
+    worker's ``renew_lease`` commits first (the edit fails) or fails on the new token.
+
+    Raises
+    ------
+    TransitionRefused
+        ``old`` is not waiting, an attempt may have published, or ``new`` keeps the old token.
+    """
+    if (
+        not waiting_for_next_attempt(old, now)
+        or may_have_published(attempts)
+        or new.lease_token in (None, old.lease_token)
+    ):
+        raise TransitionRefused("edit_waiting", old.status)
+    change = _replace("edit_waiting", old, new, expect=PostStatus.PUBLISHING)
+    guard = Guard(PostStatus.PUBLISHING, version=old.version, lease_token=old.lease_token)
+    return replace(change, guard=guard)
 
 
 def reschedule_missed(old: Post, new: Post) -> PostChange:

@@ -39,8 +39,9 @@ from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.promotion import promote_if_due
+from scheduled_posts.logic.waiting_edit import edit_waiting_post
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
-from scheduled_posts.models.messages import DueEntry
+from scheduled_posts.models.messages import DispatchMessage, DueEntry
 from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.observability import logger, tracer
 from scheduled_posts.settings import Settings
@@ -65,6 +66,8 @@ class PostDeps:
     settings: Settings
     clock: Clock
     promoter: Promoter | None = None
+    #: Sends a dispatch message with a delay in seconds (the follow-up of a waiting post's edit).
+    dispatcher: Callable[[DispatchMessage, int], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,8 @@ def update_post(
     if_match: str | None,
     deps: PostDeps,
 ) -> Post:
-    """Edit a ``scheduled`` post: version + 1, its due entry moved in the same transaction.
+    """Edit a ``scheduled`` post: version + 1, its due entry moved in the same transaction; or
+    one waiting for its next attempt (``logic.waiting_edit``).
 
     Without ``If-Match`` a lost race with another edit is retried (at most
     :data:`WRITE_ATTEMPTS` times) on the fresh version.
@@ -416,10 +420,14 @@ def update_post(
         post = _owned(owner, schedule_id, deps, now)
         if post.status == PostStatus.MISSED and patch.publish_at is not None:
             return _reschedule_missed(post, patch, expected=expected, now=now, deps=deps)
+        if transitions.waiting_for_next_attempt(post, now):
+            return edit_waiting_post(
+                post, patch, expected=expected, now=now, deps=deps, edited=_edited
+            )
         if post.status != PostStatus.SCHEDULED:
             raise StateConflictError(
-                f"the post is {post.status.value}; only a scheduled post can be changed"
-                " (a missed post can be given a new publish_at)"
+                f"the post is {post.status.value}; only a scheduled post, or one waiting for its"
+                " next attempt, can be changed (a missed post can be given a new publish_at)"
             )
         if expected is not None and etag(post) not in expected:
             raise VersionConflictError(
