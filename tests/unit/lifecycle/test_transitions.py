@@ -13,7 +13,7 @@ from scheduled_posts.lifecycle.outcomes import Completion
 from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.lifecycle.transitions import ARROWS, Guard, TransitionRefused
-from scheduled_posts.models.post import Delivery, Post
+from scheduled_posts.models.post import Attempt, Delivery, Post
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LEASE_END = NOW + timedelta(seconds=60)
@@ -83,6 +83,9 @@ CALLS = {
     ),
     "cancel_waiting": lambda p: transitions.cancel_waiting(
         p, p.model_copy(update={"status": PostStatus.CANCELLED}), now=NOW
+    ),
+    "edit_waiting": lambda p: transitions.edit_waiting(
+        p, p.model_copy(update={"lease_token": "t2"}), now=NOW, attempts=[]
     ),
     "reschedule_missed": lambda p: transitions.reschedule_missed(
         p, p.model_copy(update={"status": PostStatus.SCHEDULED})
@@ -350,3 +353,95 @@ def test_cancel_waiting_refused_without_a_lease_token() -> None:
     old = waiting(retrying("c1", 3600), token=None)
     with pytest.raises(TransitionRefused):
         transitions.cancel_waiting(old, cancelled(old), now=NOW)
+
+
+def edited(p: Post, token: str | None = "t2") -> Post:
+    return p.model_copy(update={"content": "new text", "version": 4, "lease_token": token})
+
+
+def attempt(outcome: str, http_status: int | None = None, error: str | None = None) -> Attempt:
+    return Attempt(
+        channel_id="c1",
+        attempt=1,
+        started_at=NOW - timedelta(seconds=10),
+        outcome=outcome,
+        http_status=http_status,
+        error=error,
+    )
+
+
+def test_edit_waiting_guarded_by_status_version_and_the_old_token_sets_the_new_one() -> None:
+    old = waiting(retrying("c1", 3600))
+    change = transitions.edit_waiting(
+        old, edited(old), now=NOW, attempts=[attempt("retryable", 503, "http_503")]
+    )
+    assert change.guard == Guard(PostStatus.PUBLISHING, version=3, lease_token="t")
+    assert change.target == PostStatus.PUBLISHING
+    assert change.sets[("status",)] == "publishing"
+    assert (change.sets[("content",)], change.sets[("version",)]) == ("new text", 4)
+    assert change.sets[("lease_token",)] == "t2"
+    assert change.sets[("deliveries",)]["c1"]["next_attempt_at"].startswith("2026-12-01T13:00")
+
+
+@pytest.mark.parametrize(
+    "answered",
+    [
+        attempt("rate_limited", 429, "http_429: mastodon rate limit: slow down"),
+        attempt("retryable", 503, "http_503"),
+        attempt("retryable", None, "connect_failed: hooks.example.com: refused"),
+        attempt("retryable", None, "dns_error: no such host"),
+        attempt("retryable", None, "destination_refused: private address"),
+        attempt("skipped"),
+    ],
+    ids=["429", "503", "connect-failed", "dns-error", "destination-refused", "skipped"],
+)
+def test_edit_waiting_allowed_after_attempts_that_published_nothing(answered: Attempt) -> None:
+    old = waiting(retrying("c1", 3600))
+    change = transitions.edit_waiting(old, edited(old), now=NOW, attempts=[answered])
+    assert change.arrow == "edit_waiting"
+
+
+@pytest.mark.parametrize(
+    "answered",
+    [
+        attempt("retryable", None, "timeout: hooks.example.com: no answer in 10 s"),
+        attempt("retryable", None, "connection_lost: reset after sending"),
+        attempt("retryable", None, "tls_error: handshake"),
+        attempt("retryable", 500, "http_500"),
+        attempt("retryable", 502, "http_502"),
+        attempt("retryable", None, "delivery already in progress in another invocation"),
+        attempt("started"),
+        attempt("published", 200),
+        attempt("failed", 400, "http_400"),
+    ],
+    ids=["timeout", "lost", "tls", "500", "502", "in-progress", "started", "published", "400"],
+)
+def test_edit_waiting_refused_when_an_attempt_may_have_published(answered: Attempt) -> None:
+    old = waiting(retrying("c1", 3600))
+    with pytest.raises(TransitionRefused):
+        transitions.edit_waiting(old, edited(old), now=NOW, attempts=[answered])
+
+
+@pytest.mark.parametrize(
+    "deliveries",
+    [
+        (retrying("c1", 3600), retrying("c2", -1)),
+        (retrying("c1", transitions.WAITING_MARGIN_SECONDS),),
+        (Delivery(channel_id="c1"),),
+        (published("c1"),),
+    ],
+    ids=["one-due", "within-margin", "pending", "nothing-owed"],
+)
+def test_edit_waiting_refused_unless_every_owed_delivery_waits(
+    deliveries: tuple[Delivery, ...],
+) -> None:
+    old = waiting(*deliveries)
+    with pytest.raises(TransitionRefused):
+        transitions.edit_waiting(old, edited(old), now=NOW, attempts=[])
+
+
+@pytest.mark.parametrize("token", [None, "t"], ids=["no-token", "same-token"])
+def test_edit_waiting_refused_without_a_new_lease_token(token: str | None) -> None:
+    old = waiting(retrying("c1", 3600))
+    with pytest.raises(TransitionRefused):
+        transitions.edit_waiting(old, edited(old, token), now=NOW, attempts=[])

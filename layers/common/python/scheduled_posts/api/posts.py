@@ -44,7 +44,15 @@ from scheduled_posts.models.post import PostStatus
 
 router = APIGatewayHttpRouter()
 
-_CHANGED = responses(PostOut, errors=(*COMMON, 409, 412))
+_CHANGED = responses(
+    PostOut,
+    errors=(*COMMON, 409, 412),
+    overrides={
+        409: "The post is neither scheduled nor waiting for its next attempt; or it waits but"
+        " an attempt may have published (cancel it instead), or the edit moves its publish_at"
+        " or channels"
+    },
+)
 _CANCELLED = responses(
     PostOut,
     errors=(*COMMON, 409, 412),

@@ -7,9 +7,10 @@ nothing, or failed before a byte of the request left this host:
 
 * an HTTP 429 (RFC 6585 section 4: the request was refused for its rate) or 503 (RFC 9110
   section 15.6.4: the server cannot handle the request now);
-* a transport failure whose attempt-error word (``docs/dispatch.md``, "Attempt errors") says
-  nothing was sent: ``connect_failed`` (TCP connect refused or unreachable), ``dns_error`` (the
-  host did not resolve), ``destination_refused`` (the URL policy refused the address);
+* a transport failure whose attempt-error word (``docs/dispatch.md``, "Status codes and
+  outcomes") says nothing was sent: ``connect_failed`` (TCP connect refused or unreachable),
+  ``dns_error`` (the host did not resolve), ``destination_refused`` (the URL policy refused
+  the address);
 * a ``skipped`` attempt (the channel was deleted: no request at all).
 
 Anything else may have reached the network and published: a timeout, a lost connection, a TLS
