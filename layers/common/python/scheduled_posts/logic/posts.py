@@ -395,19 +395,17 @@ def update_post(
     if_match: str | None,
     deps: PostDeps,
 ) -> Post:
-    """Edit a ``scheduled`` post: version + 1, its due entry moved in the same transaction; or
-    one waiting for its next attempt (``logic.waiting_edit``).
-
-    Without ``If-Match`` a lost race with another edit is retried (at most
-    :data:`WRITE_ATTEMPTS` times) on the fresh version.
+    """Edit a ``scheduled`` post (version + 1, its due entry moved in the same transaction) or
+    one waiting for its next attempt (``logic.waiting_edit``); without ``If-Match`` a lost race
+    with another edit is retried (at most :data:`WRITE_ATTEMPTS` times) on the fresh version.
 
     Raises
     ------
     PostNotFoundError
         Missing, another user's, or past its retention.
     StateConflictError
-        The post is not ``scheduled`` (409; checked before ``If-Match``), or, without
-        ``If-Match``, it kept changing through every attempt (409).
+        The post is neither ``scheduled`` nor waiting (409, before ``If-Match``; a waiting
+        one's refusals: ``logic.waiting_edit``), or it kept changing without ``If-Match``.
     VersionConflictError
         ``If-Match`` does not name the current version (412).
     ValidationFailedError
@@ -421,9 +419,7 @@ def update_post(
         if post.status == PostStatus.MISSED and patch.publish_at is not None:
             return _reschedule_missed(post, patch, expected=expected, now=now, deps=deps)
         if transitions.waiting_for_next_attempt(post, now):
-            return edit_waiting_post(
-                post, patch, expected=expected, now=now, deps=deps, edited=_edited
-            )
+            return edit_waiting_post(post, patch, expected, now, deps, edited=_edited)
         if post.status != PostStatus.SCHEDULED:
             raise StateConflictError(
                 f"the post is {post.status.value}; only a scheduled post, or one waiting for its"

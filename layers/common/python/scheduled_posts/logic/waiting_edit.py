@@ -35,10 +35,10 @@ Edited = Callable[..., Post]
 def edit_waiting_post(
     post: Post,
     patch: PostPatch,
-    *,
     expected: frozenset[str] | None,
     now: datetime,
     deps: Any,
+    *,
     edited: Edited,
 ) -> Post:
     """``PATCH`` of a ``publishing`` post waiting for its next attempt: ``content``,
