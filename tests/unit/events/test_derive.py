@@ -97,6 +97,33 @@ def test_derive_edit_is_post_updated_with_the_new_version() -> None:
     )
 
 
+def test_derive_edit_of_a_waiting_post_is_post_updated_alone() -> None:
+    # Given a post whose channels wait for a retry (delivery.retrying already reported)
+    old = publishing()
+    retry_at = NOW + timedelta(hours=1)
+    waits = {
+        cid: delivered(DeliveryStatus.RETRY_SCHEDULED, cid, next_attempt_at=retry_at)
+        for cid in ("c1", "c2")
+    }
+    change = transitions.record_round(
+        post(old), deliveries=waits, now=NOW, lease_expires_at=retry_at
+    )
+    mid = applied(old, change)
+    # When its owner edits it (new text, version + 1, a new lease token)
+    waiting = post(mid)
+    new_post = waiting.model_copy(
+        update={"content": "bye", "version": 4, "updated_at": LATER, "lease_token": "lease-2"}
+    )
+    new = applied(mid, transitions.edit_waiting(waiting, new_post, now=LATER, attempts=[]))
+    # Then post.updated alone, still publishing (no second delivery.retrying)
+    (event,) = checked(mid, new)
+    assert (event.type, event.version, event.status) == (  # type: ignore[attr-defined]
+        EventType.POST_UPDATED,
+        4,
+        "publishing",
+    )
+
+
 def test_derive_cancel_is_post_cancelled_and_nothing_else() -> None:
     old = item()
     skipped = {c: Delivery(channel_id=c, status=DeliveryStatus.SKIPPED) for c in ("c1", "c2")}

@@ -193,7 +193,9 @@ def _post_event_type(old: Post | None, new: Post) -> type[PostEvent] | None:
         return PostScheduled if new.status == PostStatus.SCHEDULED else None
     if new.status == old.status:
         bumped = new.version != old.version
-        return PostUpdated if bumped and new.status == PostStatus.SCHEDULED else None
+        # publishing: the edit of a post waiting for its next attempt (``edit_waiting``)
+        edited = new.status in (PostStatus.SCHEDULED, PostStatus.PUBLISHING)
+        return PostUpdated if bumped and edited else None
     if new.status == PostStatus.SCHEDULED:
         return PostScheduled
     if new.status == PostStatus.CANCELLED:
