@@ -391,9 +391,10 @@ def test_edit_waiting_guarded_by_status_version_and_the_old_token_sets_the_new_o
         attempt("retryable", None, "connect_failed: hooks.example.com: refused"),
         attempt("retryable", None, "dns_error: no such host"),
         attempt("retryable", None, "destination_refused: private address"),
+        attempt("rate_limited", None, "rate_limited: mastodon rate limit spent until 13:00"),
         attempt("skipped"),
     ],
-    ids=["429", "503", "connect-failed", "dns-error", "destination-refused", "skipped"],
+    ids=["429", "503", "connect-failed", "dns-error", "destination-refused", "budget", "skipped"],
 )
 def test_edit_waiting_allowed_after_attempts_that_published_nothing(answered: Attempt) -> None:
     old = waiting(retrying("c1", 3600))

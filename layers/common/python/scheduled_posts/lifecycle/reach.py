@@ -10,7 +10,7 @@ nothing, or failed before a byte of the request left this host:
 * a transport failure whose attempt-error word (``docs/dispatch.md``, "Status codes and
   outcomes") says nothing was sent: ``connect_failed`` (TCP connect refused or unreachable),
   ``dns_error`` (the host did not resolve), ``destination_refused`` (the URL policy refused
-  the address);
+  the address), ``rate_limited`` (a network's rate budget we hold is spent: no request);
 * a ``skipped`` attempt (the channel was deleted: no request at all).
 
 Anything else may have reached the network and published: a timeout, a lost connection, a TLS
@@ -26,9 +26,12 @@ from scheduled_posts.models.post import Attempt
 
 #: HTTP answers that publish nothing (RFC 6585 section 4, RFC 9110 section 15.6.4).
 NOTHING_PUBLISHED_STATUSES = frozenset({429, 503})
-#: Attempt-error words of transport failures before anything was sent
-#: (``platforms.webhook.AttemptError``; the network adapters use the same words).
-NOTHING_SENT_WORDS = frozenset({"connect_failed", "dns_error", "destination_refused"})
+#: Attempt-error words of failures before anything was sent (``platforms.webhook.AttemptError``,
+#: which the network adapters share; ``rate_limited``: a network's budget we hold spent,
+#: ``platforms.rate_limits``, checked before the request).
+NOTHING_SENT_WORDS = frozenset(
+    {"connect_failed", "dns_error", "destination_refused", "rate_limited"}
+)
 
 
 def published_nothing(attempt: Attempt) -> bool:
