@@ -7,6 +7,9 @@ import base64
 import hashlib
 import hmac
 import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -171,3 +174,22 @@ def test_new_signing_secret_is_whsec_base64_of_32_bytes() -> None:
     assert secret.startswith("whsec_")
     assert len(base64.b64decode(secret[6:], validate=True)) == 32
     assert standard_secret(secret) == secret
+
+
+def test_the_senders_import_standardwebhooks_only_when_they_sign() -> None:
+    code = (
+        "import sys, scheduled_posts.platforms.webhook, scheduled_posts.logic.notifier; "
+        "a = 'standardwebhooks' in sys.modules; "
+        "from scheduled_posts.platforms.signing import standard_signature; "
+        "standard_signature(['k'], 'i', 1, b'{}'); print(a, 'standardwebhooks' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["False", "True"], done.stderr
