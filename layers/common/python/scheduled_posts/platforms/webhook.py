@@ -498,36 +498,18 @@ class WebhookAdapter:
             ``Retry-After``, bounded), a timeout, a connection error, or a host that does not
             resolve now. Its message starts with an :class:`AttemptError` word or ``http_<n>``.
         """
-        settings = self.settings
         try:
-            destination = check_destination(
+            response = self.post_signed(
                 channel.url,
-                allowed_origins=settings.allowed_origins,
-                resolver=self.resolver,
-                allowed_ports=settings.allowed_ports,
-                refused_ports=settings.refused_ports,
+                build_body(request),
+                secrets=signing_secrets(channel, now),
+                idempotency_key=request.idempotency_key,
+                now=now,
             )
-        except UnresolvableDestinationError as exc:
-            raise RetryableDeliveryError(f"{AttemptError.DNS_ERROR}: {exc}") from exc
         except UnsafeDestinationError as exc:
             return DeliveryResult(
                 outcome="failed", error=f"{AttemptError.DESTINATION_REFUSED}: {exc}"
             )
-
-        body = build_body(request)
-        headers = {
-            "Host": destination.host_header,
-            "Content-Type": "application/json",
-            "Idempotency-Key": request.idempotency_key,
-            **signature_headers(
-                signing_secrets(channel, now),
-                request.idempotency_key,
-                math.floor(now.timestamp()),
-                body,
-            ),
-            "User-Agent": self.user_agent,
-        }
-        response = self._send(destination, body, headers)
         return self._outcome(response, now=now)
 
     def post_signed(
@@ -539,8 +521,8 @@ class WebhookAdapter:
         idempotency_key: str,
         now: datetime,
     ) -> TransportResponse:
-        """POST ``body`` to ``url`` signed at ``now`` exactly as :meth:`deliver` signs (the
-        notification endpoints' sender, issue 14): the URL policy checked again, the same
+        """POST ``body`` to ``url`` signed at ``now``: :meth:`deliver`'s and the notification
+        endpoints' sender (issue 14): the URL policy checked again, the same
         headers (``Idempotency-Key`` = ``webhook-id``, one ``v1`` per secret), the same
         transport bounds. Returns the answer whatever its status.
 
