@@ -7,8 +7,9 @@ ledger on it, used by the demo, the end-to-end test and the lag benchmark; the t
 receiver (``tests/support/http_receiver.py``) serves its own ledger on the same server.
 
 :class:`Receiver` follows the webhook contract (docs in
-``scheduled_posts.platforms.signing``): verifies ``X-Signature`` over the raw body with the
-channels' secrets when given (``RECEIVER_SECRET``, comma-separated: a delivery passes when
+``scheduled_posts.platforms.signing``): verifies the Standard Webhooks signature over the raw
+body with the ``standardwebhooks`` package (``Webhook(secret).verify``) and the channels'
+secrets when given (``RECEIVER_SECRET``, comma-separated: a delivery passes when
 signed with any of them, so several channels can share one receiver), and deduplicates by the
 signed body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
 refused): a repeated key is answered with the same ``{"id": ...}`` and counted as a re-send,
@@ -39,7 +40,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
 from scheduled_posts.clock import parse_instant
-from scheduled_posts.platforms.signing import SIGNATURE_HEADER, verify
 
 #: Largest request body read, in bytes (the API caps posts far below this).
 MAX_BODY_BYTES = 1024 * 1024
@@ -55,9 +55,20 @@ def secret_list(secrets: Secrets) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item.strip() for item in items if item and item.strip()))
 
 
-def signed_with_any(header: str, secrets: Sequence[str], body: bytes, now: datetime) -> bool:
-    """Whether ``header`` signs ``body`` with one of ``secrets`` (at ``now``)."""
-    return any(verify(header, secret, body, now=int(now.timestamp())) for secret in secrets)
+def signed_with_any(headers: Mapping[str, str], secrets: Sequence[str], body: bytes) -> bool:
+    """Whether the Standard Webhooks headers (``webhook-id``, ``webhook-timestamp``,
+    ``webhook-signature``) sign ``body`` with one of ``secrets`` (``whsec_...``), as
+    ``standardwebhooks.Webhook(secret).verify`` says: a timestamp within 5 minutes of this
+    machine's clock and any ``v1,`` matching."""
+    from standardwebhooks import Webhook, WebhookVerificationError
+
+    for secret in secrets:
+        try:
+            Webhook(secret).verify(body, dict(headers), json_parse=False)
+        except (WebhookVerificationError, ValueError):  # ValueError: not base64, not UTF-8
+            continue
+        return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -329,9 +340,7 @@ class Receiver(Served):
         ``event_id``, else 200 (a repeated ``event_id`` is counted as a re-send, not accepted
         twice)."""
         secrets = secret_list(self.notify_secret)
-        if secrets and not signed_with_any(
-            headers.get(SIGNATURE_HEADER.lower(), ""), secrets, body, now
-        ):
+        if secrets and not signed_with_any(headers, secrets, body):
             with self._lock:
                 self.rejected += 1
             self._print(f"REJECTED notification with a bad signature ({len(body)} bytes)")
@@ -389,9 +398,7 @@ class Receiver(Served):
         if self._is_notification(body):
             return self.handle_notification(lower, body, json.loads(body), now)
         secrets = secret_list(self.secret)
-        if secrets and not signed_with_any(
-            lower.get(SIGNATURE_HEADER.lower(), ""), secrets, body, now
-        ):
+        if secrets and not signed_with_any(lower, secrets, body):
             with self._lock:
                 self.rejected += 1
             self._print(f"REJECTED bad signature ({len(body)} bytes)")
@@ -460,7 +467,10 @@ def _mode(secrets: Secrets, variable: str) -> str:
     count = len(secret_list(secrets))
     if not count:
         return f"NOT verifying signatures (no {variable})"
-    return f"verifying X-Signature with {count} secret{'s' if count > 1 else ''} of {variable}"
+    plural = "s" if count > 1 else ""
+    return (
+        f"verifying webhook-signature (standardwebhooks) with {count} secret{plural} of {variable}"
+    )
 
 
 def serve(port: int, secret: Secrets, notify_secret: Secrets = None) -> None:

@@ -1,7 +1,7 @@
 """A fake webhook receiver, used in-process as the webhook adapter's transport (no sockets).
 
 It records every request (simulated time, headers, body, Idempotency-Key, whether the
-signature verifies), answers from a script, and keeps the ledger the exactly-once checks read:
+signatures verify), answers from a script, and keeps the ledger the exactly-once checks read:
 a delivery is **accepted** when it is the first 2xx answered for its Idempotency-Key; every
 later 2xx for the same key is a **raw re-send** (what a real receiver would dedupe by key).
 
@@ -20,10 +20,19 @@ script for its Idempotency-Key, for its URL, the global script (per call), then 
 for its URL, then the global default (``Answer.ok()``). Scripts are consumed in order.
 ``Answer.timeout()`` and ``Answer.connect_error()`` do not move the simulated clock.
 Thread-safe: the worker may deliver to several channels at once.
+
+A request's signature is valid for a secret when **both** schemes verify: the deprecated
+``X-Signature`` (``scheduled_posts.platforms.signing.verify``) and Standard Webhooks, checked with
+the ``standardwebhooks`` package (a verifier we did not write): ``Webhook.verify`` when the
+receiver's clock is the real one; under a simulated clock (the library checks its 5-minute
+tolerance against the real time) the library's ``Webhook.sign`` computes the expected
+``v1,...`` for the received id and timestamp, compared in constant time with each sent one, and
+the timestamp is checked against the simulated clock with the same tolerance.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import threading
 from collections import defaultdict, deque
@@ -33,7 +42,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from scheduled_posts.clock import parse_instant
-from scheduled_posts.platforms.signing import verify
+from scheduled_posts.platforms.signing import standard_secret, verify
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse, header
 from tests.support.transport import AnsweringTransport, SentRequest
 
@@ -49,6 +58,36 @@ class _Now(Protocol):
 class _RealNow:
     def now(self) -> datetime:
         return datetime.now(UTC)
+
+
+def standard_webhooks_valid(
+    headers: Mapping[str, str],
+    secret: str,
+    body: bytes,
+    *,
+    at: datetime | None,
+    tolerance_seconds: int = 300,
+) -> bool:
+    """Whether the Standard Webhooks headers sign ``body`` with ``secret`` (its ``whsec_`` form,
+    ``standard_secret``). ``at=None``: the real clock, ``standardwebhooks.Webhook.verify``;
+    otherwise the simulated receiver time (see the module docstring)."""
+    from standardwebhooks import Webhook, WebhookVerificationError
+
+    webhook = Webhook(standard_secret(secret))
+    lower = {k.lower(): v for k, v in headers.items()}
+    try:
+        if at is None:
+            webhook.verify(body, lower, json_parse=False)
+            return True
+        msg_id, stamp = lower.get("webhook-id"), lower.get("webhook-timestamp")
+        sent = lower.get("webhook-signature")
+        if not (msg_id and stamp and sent) or abs(at.timestamp() - int(stamp)) > tolerance_seconds:
+            return False
+        when = datetime.fromtimestamp(int(stamp), tz=UTC)
+        expected = webhook.sign(msg_id, when, body.decode("utf-8"))
+    except (WebhookVerificationError, ValueError):
+        return False
+    return any(hmac.compare_digest(expected.encode(), s.encode()) for s in sent.split(" "))
 
 
 @dataclass(frozen=True)
@@ -130,8 +169,9 @@ class RecordedRequest:
 
     ``at`` is the receiver's (simulated) clock; ``payload`` the parsed JSON body (``None`` when
     unparseable); ``signature_valid`` is ``None`` when no secret is known for the URL;
-    ``verified_with`` lists which of the known secrets verified it; ``accepted`` / ``raw_resend``
-    follow the ledger rules of the module docstring.
+    ``verified_with`` lists which of the known secrets verified it (with both schemes: see the
+    module docstring); ``webhook_id`` is the ``webhook-id`` header; ``accepted`` /
+    ``raw_resend`` follow the ledger rules of the module docstring.
     """
 
     seq: int
@@ -148,6 +188,7 @@ class RecordedRequest:
     answer: Answer
     accepted: bool
     raw_resend: bool
+    webhook_id: str | None = None
 
     @property
     def publish_at(self) -> datetime | None:
@@ -257,15 +298,7 @@ class ReceiverLedger:
             verified_with: tuple[str, ...] = ()
             valid: bool | None = None
             if secrets:
-                now = int(at.timestamp())
-                verified_with = tuple(
-                    s
-                    for s in secrets
-                    if signature is not None
-                    and verify(
-                        signature, s, body, now=now, tolerance_seconds=self.tolerance_seconds
-                    )
-                )
+                verified_with = tuple(s for s in secrets if self._verifies(headers, s, body, at))
                 valid = bool(verified_with)
             answer = self._choose(url, key, payload)
             accepted = raw_resend = False
@@ -293,11 +326,30 @@ class ReceiverLedger:
                 answer=answer,
                 accepted=accepted,
                 raw_resend=raw_resend,
+                webhook_id=header(headers, "webhook-id"),
             )
             self._requests.append(record)
             if accepted and key is not None:
                 self._accepted[key] = record
             return record, response_body or b""
+
+    def _verifies(self, headers: Mapping[str, str], secret: str, body: bytes, at: datetime) -> bool:
+        """Both schemes verify ``body`` with ``secret`` at the receiver's time ``at``."""
+        signature = header(headers, "X-Signature")
+        tolerance = self.tolerance_seconds
+        return (
+            signature is not None
+            and verify(
+                signature, secret, body, now=int(at.timestamp()), tolerance_seconds=tolerance
+            )
+            and standard_webhooks_valid(
+                headers,
+                secret,
+                body,
+                at=None if isinstance(self.clock, _RealNow) else at,
+                tolerance_seconds=tolerance,
+            )
+        )
 
     # -- what the tests assert on -----------------------------------------------------------
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import time
@@ -10,9 +11,16 @@ from collections.abc import Iterator
 import pytest
 
 from local.emulation.receiver import Receiver, secret_list
-from scheduled_posts.platforms.signing import sign
+from scheduled_posts.platforms.signing import sign, signature_headers
 
-SECRET = "whsec-test"
+
+def _whsec(name: str) -> str:
+    """A Standard Webhooks secret: ``whsec_`` + base64 of 32 bytes."""
+    return "whsec_" + base64.b64encode(name.encode().ljust(32, b".")).decode()
+
+
+SECRET = _whsec("test")
+ONE, TWO, THREE, EP1, EP2 = (_whsec(n) for n in ("one", "two", "three", "ep1", "ep2"))
 
 
 @pytest.fixture
@@ -35,11 +43,9 @@ def _delivery(schedule_id: str = "s1") -> bytes:
     ).encode()
 
 
-def _headers(body: bytes, secret: str = SECRET) -> dict[str, str]:
-    return {
-        "X-Signature": sign([secret], int(time.time()), body),
-        "Idempotency-Key": "s1:c1",
-    }
+def _headers(body: bytes, secret: str = SECRET, key: str = "s1:c1") -> dict[str, str]:
+    """What the service sends: every signature header (Standard Webhooks and X-Signature)."""
+    return {**signature_headers([secret], key, int(time.time()), body), "Idempotency-Key": key}
 
 
 def test_receiver_valid_signature_accepts_with_lag(receiver: Receiver) -> None:
@@ -51,8 +57,30 @@ def test_receiver_valid_signature_accepts_with_lag(receiver: Receiver) -> None:
 
 def test_receiver_wrong_secret_refuses_with_401(receiver: Receiver) -> None:
     body = _delivery()
-    status, _ = receiver.handle(_headers(body, "other"), body)
+    status, _ = receiver.handle(_headers(body, _whsec("other")), body)
     assert (status, receiver.rejected, receiver.snapshot()) == (401, 1, [])
+
+
+def test_receiver_verifies_webhook_signature_not_x_signature(receiver: Receiver) -> None:
+    # Given a request carrying only the deprecated X-Signature, correctly signed
+    body = _delivery()
+    only_legacy = {
+        "X-Signature": sign([SECRET], int(time.time()), body),
+        "Idempotency-Key": "s1:c1",
+    }
+
+    # Then the receiver, which verifies with the standardwebhooks package, refuses it
+    assert receiver.handle(only_legacy, body)[0] == 401
+
+
+def test_receiver_accepts_a_rotation_overlap_with_only_the_old_secret() -> None:
+    rcv = Receiver(secret=ONE)  # the receiver still holds the replaced secret
+    body = _delivery()
+    headers = {**signature_headers([TWO, ONE], "s1:c1", int(time.time()), body)}
+
+    status, _ = rcv.handle({**headers, "Idempotency-Key": "s1:c1"}, body)
+
+    assert status == 200
 
 
 def test_receiver_repeated_idempotency_key_counts_a_resend(receiver: Receiver) -> None:
@@ -77,22 +105,22 @@ def test_receiver_header_key_differing_from_signed_body_refused(receiver: Receiv
 
 def test_receiver_comma_separated_secrets_accept_each_channel() -> None:
     # Given one receiver for two channels (and a secret with stray spaces)
-    rcv = Receiver(secret="whsec-one, whsec-two")
+    rcv = Receiver(secret=f"{ONE}, {TWO}")
     first, second = _delivery("s1"), _delivery("s2")
 
     # When each channel signs with its own secret
-    one = rcv.handle({**_headers(first, "whsec-one"), "Idempotency-Key": "s1:c1"}, first)
-    two = rcv.handle({**_headers(second, "whsec-two"), "Idempotency-Key": "s2:c1"}, second)
+    one = rcv.handle(_headers(first, ONE, "s1:c1"), first)
+    two = rcv.handle(_headers(second, TWO, "s2:c1"), second)
 
     # Then both are accepted
     assert (one[0], two[0], len(rcv.snapshot())) == (200, 200, 2)
 
 
 def test_receiver_several_secrets_still_refuse_an_unlisted_one() -> None:
-    rcv = Receiver(secret=["whsec-one", "whsec-two"])
+    rcv = Receiver(secret=[ONE, TWO])
     body = _delivery()
 
-    status, _ = rcv.handle(_headers(body, "whsec-three"), body)
+    status, _ = rcv.handle(_headers(body, THREE), body)
 
     assert (status, rcv.rejected) == (401, 1)
 
@@ -110,12 +138,12 @@ def _event(event_id: str = "e1", **extra: object) -> bytes:
 
 
 def test_receiver_notifications_accept_any_listed_notify_secret() -> None:
-    rcv = Receiver(secret=SECRET, notify_secret="whsec-ep1,whsec-ep2")
+    rcv = Receiver(secret=SECRET, notify_secret=f"{EP1},{EP2}")
     first, second = _event("e1"), _event("e2")
 
-    one = rcv.handle({**_headers(first, "whsec-ep1"), "Idempotency-Key": "e1"}, first)
-    two = rcv.handle({**_headers(second, "whsec-ep2"), "Idempotency-Key": "e2"}, second)
-    other = rcv.handle({**_headers(second, SECRET), "Idempotency-Key": "e2"}, second)
+    one = rcv.handle(_headers(first, EP1, "e1"), first)
+    two = rcv.handle(_headers(second, EP2, "e2"), second)
+    other = rcv.handle(_headers(second, SECRET, "e2"), second)
 
     assert (one[0], two[0], other[0]) == (200, 200, 401)
 

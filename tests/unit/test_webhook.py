@@ -21,7 +21,7 @@ from scheduled_posts.platforms.registry import (
     get_adapter,
     platform_names,
 )
-from scheduled_posts.platforms.signing import sign, verify
+from scheduled_posts.platforms.signing import sign, signature_headers, verify
 from scheduled_posts.platforms.url_policy import Destination, check_destination
 from scheduled_posts.platforms.webhook import (
     MAX_RESPONSE_BYTES,
@@ -170,6 +170,47 @@ def test_deliver_retry_keeps_idempotency_key(
     adapter.deliver(make_channel(), make_request(attempt=2), now=NOW)
 
     assert [r.idempotency_key for r in receiver.requests_for(KEY)] == [KEY, KEY]
+
+
+def test_deliver_webhook_id_is_the_idempotency_key_on_every_retry(
+    adapter: WebhookAdapter, receiver: FakeReceiver
+) -> None:
+    adapter.deliver(make_channel(), make_request(attempt=1), now=NOW)
+    adapter.deliver(make_channel(), make_request(attempt=2), now=NOW + timedelta(seconds=30))
+
+    sent = receiver.requests_for(KEY)
+    assert [r.webhook_id for r in sent] == [KEY, KEY]
+    assert [r.headers["webhook-timestamp"] for r in sent] == [
+        str(int(NOW.timestamp())),
+        str(int(NOW.timestamp()) + 30),
+    ]
+    assert all(r.signature_valid for r in sent)
+
+
+@pytest.mark.parametrize("dropped", ["webhook-signature", "X-Signature"])
+def test_receiver_ledger_requires_both_signature_schemes(
+    receiver: FakeReceiver, dropped: str
+) -> None:
+    body = b'{"idempotency_key":"sch_1:ch_1"}'
+    headers = signature_headers(["new-secret"], KEY, int(NOW.timestamp()), body)
+
+    whole, _ = receiver.handle(URL, PUBLIC_ADDRESS, headers, body)
+    partial, _ = receiver.handle(
+        URL, PUBLIC_ADDRESS, {k: v for k, v in headers.items() if k != dropped}, body
+    )
+
+    assert (whole.signature_valid, partial.signature_valid) == (True, False)
+
+
+def test_receiver_ledger_refuses_a_standard_signature_of_another_id(
+    receiver: FakeReceiver,
+) -> None:
+    body = b"{}"
+    headers = signature_headers(["new-secret"], KEY, int(NOW.timestamp()), body)
+
+    record, _ = receiver.handle(URL, PUBLIC_ADDRESS, {**headers, "webhook-id": "other"}, body)
+
+    assert record.signature_valid is False
 
 
 # -- secret rotation overlap ----------------------------------------------------------------

@@ -30,7 +30,7 @@ def _problem(answer) -> dict:  # type: ignore[no-untyped-def]
 
 def test_create_endpoint_valid_returns_201_with_secret_once(alice: ApiClient) -> None:
     created = _create(alice, event_types=["post.published", "post.cancelled"])
-    assert re.fullmatch(r"whsec_[0-9a-f]{64}", created["signing_secret"])
+    assert re.fullmatch(r"whsec_[A-Za-z0-9+/]{43}=", created["signing_secret"])
     assert created["event_types"] == ["post.cancelled", "post.published"]
     assert created["created_at"] == "2026-11-29T12:00:00.000Z"
     listed = alice.get(PATH)

@@ -12,7 +12,7 @@ from tests.integration.dispatch.conftest import FirePath
 from tests.support.factories import cancel_post
 from tests.support.notify import NotifyRig
 from tests.support.outbox import RelayRig, build_relay
-from tests.support.receiver import Answer
+from tests.support.receiver import Answer, standard_webhooks_valid
 
 URL = "https://hooks.example.com/notify"
 SECRET = "whsec_" + "cd" * 32
@@ -74,6 +74,8 @@ def test_notify_published_post_signed_with_lag_and_same_id_as_feed(fire: FirePat
     assert verify(
         request.headers["X-Signature"], SECRET, request.body, now=int(fire.clock.now().timestamp())
     )
+    assert request.webhook_id == event["event_id"]
+    assert standard_webhooks_valid(request.headers, SECRET, request.body, at=fire.clock.now())
     now = fire.clock.now().timestamp()
     feed_ids = [
         s.event["event_id"] for s in relay.feed.post_events(post.schedule_id, now_epoch=now)

@@ -20,7 +20,7 @@ from scheduled_posts.settings import Settings
 from tests.support.clock import SimClock
 from tests.support.fixtures import AwsResources
 from tests.support.notify import NotifyRig
-from tests.support.receiver import Answer, FakeReceiver
+from tests.support.receiver import Answer, FakeReceiver, standard_webhooks_valid
 
 URL = "https://hooks.example.com/notify"
 EVENT = {
@@ -100,6 +100,10 @@ def test_notify_delivered_signed_with_event_id_as_idempotency_key(world: World) 
         request.body,
         now=int(world.clock.now().timestamp()),
     )
+    assert request.webhook_id == EVENT["event_id"]  # Standard Webhooks: the notification's id
+    assert standard_webhooks_valid(
+        request.headers, world.endpoint.signing_secret, request.body, at=world.clock.now()
+    )
     assert world.poll()["received"] == 0  # deleted
 
 
@@ -115,6 +119,8 @@ def test_notify_during_rotation_overlap_signs_with_both_secrets(world: World) ->
     now = int(world.clock.now().timestamp())
     for secret in (rotated.signing_secret, world.endpoint.signing_secret):
         assert verify(request.headers["X-Signature"], secret, request.body, now=now)
+        assert standard_webhooks_valid(request.headers, secret, request.body, at=world.clock.now())
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
 
 
 def test_notify_5xx_backs_off_then_delivers_same_key(world: World) -> None:
@@ -128,6 +134,8 @@ def test_notify_5xx_backs_off_then_delivers_same_key(world: World) -> None:
     assert world.poll() == {"received": 1, "failed": 0}
     keys = [r.idempotency_key for r in world.receiver.requests]
     assert keys == [EVENT["event_id"], EVENT["event_id"]]
+    assert [r.webhook_id for r in world.receiver.requests] == keys  # the same on every retry
+    assert all(r.signature_valid for r in world.receiver.requests)
 
 
 def test_notify_retry_after_longer_than_backoff_is_honoured(world: World) -> None:
@@ -254,4 +262,6 @@ def test_notify_redrive_sends_dead_letters_again_with_same_event_id(world: World
     assert world.poll() == {"received": 1, "failed": 0}
     keys = [r.idempotency_key for r in world.receiver.requests]
     assert keys == [EVENT["event_id"], EVENT["event_id"]]
+    assert [r.webhook_id for r in world.receiver.requests] == keys  # the same on every retry
+    assert all(r.signature_valid for r in world.receiver.requests)
     assert world.receiver.accepted(EVENT["event_id"]) == 1

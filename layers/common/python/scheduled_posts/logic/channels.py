@@ -1,12 +1,13 @@
 """Channels: where a post is delivered (a platform of ``platforms/registry.py``: ``webhook``,
 ``mastodon``, ``bluesky``).
 
-The signing secret (``whsec_`` + 64 hex characters, 256 bits from :mod:`secrets`) is created
+The signing secret (``whsec_`` + base64 of 32 bytes from :mod:`secrets`) is created
 here, returned by :func:`create_channel` once, and never logged.
 """
 
 from __future__ import annotations
 
+import base64
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -38,8 +39,9 @@ SIGNING_SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 
 
 def new_signing_secret() -> str:
-    """``whsec_`` + ``secrets.token_hex(32)`` (256 random bits)."""
-    return SIGNING_SECRET_PREFIX + secrets.token_hex(32)
+    """``whsec_`` + standard base64 (RFC 4648, padded) of 32 random bytes: a Standard Webhooks
+    secret (decision "A signing secret is its own whsec_ secret")."""
+    return SIGNING_SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
 
 def check_outbound_url(

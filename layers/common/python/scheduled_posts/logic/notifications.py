@@ -4,7 +4,7 @@ An endpoint receives the owner's outcome events of the types it names, each POST
 a webhook channel's delivery (``logic/notifier.py``). The URL passes the same outbound URL
 policy as a webhook channel's (:func:`scheduled_posts.platforms.url_policy.check_destination`
 with ``OUTBOUND_ALLOWED_ORIGINS`` and the webhook port lists), checked again at every send. The
-signing secret (``whsec_`` + 64 hex characters, :func:`logic.channels.new_signing_secret`) is
+signing secret (``whsec_`` + base64, :func:`logic.channels.new_signing_secret`) is
 shown once, at create and at rotate, and never logged.
 """
 

@@ -3,8 +3,9 @@ notification endpoint.
 
 Request: ``POST <endpoint url>`` with the event's JSON as the body (compact UTF-8, the same
 members as on the bus and in the feed), ``Content-Type: application/json``,
-``Idempotency-Key: <event_id>`` (the same on every try and on a duplicate from the relay) and
-``X-Signature: t=<unix s>,v1=<hex>[,v1=<previous>]``, signed exactly as a webhook channel's
+``Idempotency-Key: <event_id>`` (the same on every try and on a duplicate from the relay), the
+Standard Webhooks headers with ``webhook-id: <event_id>`` and the deprecated ``X-Signature``
+(``platforms/signing.py``), signed exactly as a webhook channel's
 delivery (``platforms/signing.py``, :meth:`WebhookAdapter.post_signed`; the URL policy is
 checked again at every send). The body's ``event_id`` is under the signature.
 

@@ -2,7 +2,8 @@
 
 The new secret is returned once. The old one stays valid for ``SECRET_OVERLAP_SECONDS``
 (default 86 400 s): during that overlap every delivery carries both signatures,
-``X-Signature: t=<unix s>,v1=<new>,v1=<old>`` (``platforms/signing.py``), so a receiver can
+``webhook-signature: v1,<new> v1,<old>`` and ``X-Signature: t=<unix s>,v1=<new>,v1=<old>``
+(``platforms/signing.py``), so a receiver can
 switch to the new secret at any moment of the overlap. After it only ``v1=<new>`` is sent.
 Every secret stays valid for ``SECRET_OVERLAP_SECONDS`` after it was replaced, however often
 the channel is rotated meanwhile (issue 17), up to :data:`MAX_VALID_SECRETS` at once (a
@@ -31,7 +32,8 @@ from scheduled_posts.platforms.registry import spec_of
 from scheduled_posts.settings import Settings
 
 #: Most secrets valid at once (the current one included): each is one ``v1=`` of 64 hex
-#: characters in ``X-Signature``, and a receiver's header limit is usually 8 KiB.
+#: characters in ``X-Signature`` and one ``v1,`` of 44 in ``webhook-signature``, and a
+#: receiver's header limit is usually 8 KiB.
 MAX_VALID_SECRETS = 5
 
 

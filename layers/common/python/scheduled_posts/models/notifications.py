@@ -88,7 +88,7 @@ class NotificationEndpointOut(BaseModel):
 
 class NotificationEndpointCreated(NotificationEndpointOut):
     """The 201 of a create and the 200 of a rotation: the only answers with ``signing_secret``
-    (``whsec_`` + 64 hex characters)."""
+    (``whsec_`` + base64: a Standard Webhooks secret)."""
 
     signing_secret: str
 

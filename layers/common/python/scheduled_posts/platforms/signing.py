@@ -1,10 +1,25 @@
-"""Webhook signatures: the ``X-Signature`` header.
+"""Webhook signatures: Standard Webhooks headers, plus the deprecated ``X-Signature``.
 
-Format: ``t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`` (HMAC: RFC 2104;
+Standard Webhooks (https://www.standardwebhooks.com, the spec's "Signature scheme"), on every
+webhook delivery and notification::
+
+    webhook-id: <the delivery's idempotency key: the same on every retry>
+    webhook-timestamp: <unix seconds of this attempt>
+    webhook-signature: v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<raw body>")>[ v1,<previous>]
+
+One ``v1,`` per valid secret, newest first, space-separated (a rotation's overlap). The key is
+the base64 decoding of the ``whsec_`` secret (:func:`standard_secret`); receivers verify with any
+Standard Webhooks library, e.g. ``standardwebhooks.Webhook(secret).verify(body, headers)``. The
+signing itself is the ``standardwebhooks`` package's (``Webhook.sign``), imported lazily.
+
+Deprecated: ``X-Signature``, sent alongside until at least 2027-06-01 (decision "Standard
+Webhooks signatures; X-Signature deprecated"). Format: ``t=<unix seconds>,v1=<hex
+HMAC-SHA256(secret, "<t>.<raw body>")>`` (HMAC: RFC 2104;
 SHA-256: FIPS 180-4), the same scheme as Stripe's ``Stripe-Signature``. During a secret
 rotation overlap (``SECRET_OVERLAP_SECONDS``, default 24 h) one ``v1`` is sent per secret,
 newest first: ``t=...,v1=<new>,v1=<old>``. A receiver holding either secret verifies, so it
-can switch secrets at any time within the overlap.
+can switch secrets at any time within the overlap. Its HMAC key is the secret string's UTF-8
+bytes (``whsec_`` prefix included), as before.
 
 What a receiver should do
 -------------------------
@@ -16,22 +31,30 @@ What a receiver should do
 - Do **not** use ``t`` to detect duplicates. Every retry is signed afresh with the time of that
   attempt, so a retry hours after the first try (backoff up to ``RETRY_CAP_SECONDS``,
   ``Retry-After``, recovery after a crash) still carries a recent ``t``, and two sends of the
-  same post carry different ``t`` values. Deduplicate by the body's ``idempotency_key``
-  (``<schedule_id>:<channel_id>``, the same on every retry) instead: it is inside the signed
-  bytes, like the message id of Standard Webhooks (``webhook-id``, signed as
-  ``id.timestamp.body``), so a captured delivery replayed under another key no longer
-  verifies. The ``Idempotency-Key`` header carries the same value for receivers that read
-  headers first; refuse a request whose header and body disagree.
+  same post carry different ``t`` values. Deduplicate by ``webhook-id`` (signed) or the body's
+  ``idempotency_key`` (``<schedule_id>:<channel_id>``, the same on every retry, and equal to
+  ``webhook-id``): both are under the signature, so a captured delivery replayed under another
+  key no longer verifies. The ``Idempotency-Key`` header carries the same value for receivers
+  that read headers first; refuse a request whose header and body disagree.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 #: The header carrying the signature.
 SIGNATURE_HEADER = "X-Signature"
+#: The Standard Webhooks headers (lower case, as the spec writes them).
+ID_HEADER = "webhook-id"
+TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
+#: The prefix of a Standard Webhooks secret.
+SECRET_PREFIX = "whsec_"  # noqa: S105 - a prefix, not a secret
 #: Recommended receiver tolerance for ``t``, in seconds (either side of its clock).
 DEFAULT_TOLERANCE_SECONDS = 300
 
@@ -141,3 +164,61 @@ def verify(
         # No early exit: every candidate is compared, in constant time each.
         matched |= hmac.compare_digest(expected, candidate)
     return matched
+
+
+def standard_secret(secret: str) -> str:
+    """The Standard Webhooks (``whsec_<base64>``) form of a stored signing secret.
+
+    Every secret the service generates already is one (``whsec_`` + 64 hex characters before
+    2026-12, which are base64 characters too; ``whsec_`` + base64 of 32 random bytes since), so
+    it is returned unchanged: the ``signing_secret`` a receiver holds goes straight into a
+    Standard Webhooks library. Any other string (hand-made data, test fixtures) maps to
+    ``whsec_`` + base64 of its UTF-8 bytes. Decision "A signing secret is its own whsec_
+    secret"."""
+    if secret.startswith(SECRET_PREFIX):
+        try:
+            if base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True):
+                return secret
+        except binascii.Error:
+            pass
+    return SECRET_PREFIX + base64.b64encode(secret.encode("utf-8")).decode("ascii")
+
+
+def standard_signature(secrets: Sequence[str], msg_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` value: ``v1,<base64>`` per non-empty secret, newest first,
+    space-separated, each ``standardwebhooks.Webhook(standard_secret(s)).sign(...)`` over
+    ``"<msg_id>.<timestamp>.<body>"`` (``body`` is UTF-8 JSON).
+
+    Raises
+    ------
+    ValueError
+        When no non-empty secret is given.
+    """
+    from standardwebhooks import Webhook  # lazily: only the senders need it
+
+    usable = [s for s in secrets if s]
+    if not usable:
+        raise ValueError("at least one signing secret is required")
+    when = datetime.fromtimestamp(int(timestamp), tz=UTC)
+    text = body.decode("utf-8")
+    return " ".join(Webhook(standard_secret(s)).sign(msg_id, when, text) for s in usable)
+
+
+def signature_headers(
+    secrets: Sequence[str], msg_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """Every signature header of one request: ``webhook-id`` (``msg_id``, the delivery's
+    idempotency key), ``webhook-timestamp``, ``webhook-signature`` and the deprecated
+    ``X-Signature``, all for ``timestamp`` (unix seconds) and ``secrets`` (newest first).
+
+    Raises
+    ------
+    ValueError
+        When no non-empty secret is given.
+    """
+    return {
+        ID_HEADER: msg_id,
+        TIMESTAMP_HEADER: str(int(timestamp)),
+        STANDARD_SIGNATURE_HEADER: standard_signature(secrets, msg_id, timestamp, body),
+        SIGNATURE_HEADER: sign(secrets, timestamp, body),
+    }

@@ -5,7 +5,7 @@ Request::
     POST <channel url>
     Content-Type: application/json
     Idempotency-Key: <schedule_id>:<channel_id>        (the same on every retry)
-    X-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256("<t>.<raw body>")>[,v1=<previous>]
+    webhook-id, webhook-timestamp, webhook-signature, X-Signature  (platforms/signing.py)
     User-Agent: scheduled-posts-webhook/1
 
     {"schedule_id", "channel_id", "content", "media_ids", "publish_at", "attempt"}
@@ -18,9 +18,7 @@ changes between check and connect cannot reach a private address), sending the o
 redirect is followed, the whole exchange is bounded by ``DELIVERY_TIMEOUT_SECONDS`` and at
 most :data:`MAX_RESPONSE_BYTES` of the response are read.
 
-The body also carries ``idempotency_key`` (the same value as the header), so the key a receiver
-deduplicates on is covered by the signature (issue 17, the Standard Webhooks approach of signing
-the message id): deduplicate on the body's ``idempotency_key``, not on the header alone.
+The body's ``idempotency_key`` and ``webhook-id`` equal the header's, under the signature.
 
 Outcomes by status: :func:`outcome_for_status` (the table is in ``docs/dispatch.md``). Attempt
 errors start with one word of a stable vocabulary (:class:`AttemptError`): ``connect_failed``,
@@ -57,7 +55,7 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.retry_after import bounded_retry_after
-from scheduled_posts.platforms.signing import SIGNATURE_HEADER, sign
+from scheduled_posts.platforms.signing import signature_headers
 from scheduled_posts.platforms.url_policy import (
     Destination,
     Resolver,
@@ -500,33 +498,18 @@ class WebhookAdapter:
             ``Retry-After``, bounded), a timeout, a connection error, or a host that does not
             resolve now. Its message starts with an :class:`AttemptError` word or ``http_<n>``.
         """
-        settings = self.settings
         try:
-            destination = check_destination(
+            response = self.post_signed(
                 channel.url,
-                allowed_origins=settings.allowed_origins,
-                resolver=self.resolver,
-                allowed_ports=settings.allowed_ports,
-                refused_ports=settings.refused_ports,
+                build_body(request),
+                secrets=signing_secrets(channel, now),
+                idempotency_key=request.idempotency_key,
+                now=now,
             )
-        except UnresolvableDestinationError as exc:
-            raise RetryableDeliveryError(f"{AttemptError.DNS_ERROR}: {exc}") from exc
         except UnsafeDestinationError as exc:
             return DeliveryResult(
                 outcome="failed", error=f"{AttemptError.DESTINATION_REFUSED}: {exc}"
             )
-
-        body = build_body(request)
-        headers = {
-            "Host": destination.host_header,
-            "Content-Type": "application/json",
-            "Idempotency-Key": request.idempotency_key,
-            SIGNATURE_HEADER: sign(
-                signing_secrets(channel, now), math.floor(now.timestamp()), body
-            ),
-            "User-Agent": self.user_agent,
-        }
-        response = self._send(destination, body, headers)
         return self._outcome(response, now=now)
 
     def post_signed(
@@ -538,9 +521,9 @@ class WebhookAdapter:
         idempotency_key: str,
         now: datetime,
     ) -> TransportResponse:
-        """POST ``body`` to ``url`` signed at ``now`` exactly as :meth:`deliver` signs (the
-        notification endpoints' sender, issue 14): the URL policy checked again, the same
-        headers (``Idempotency-Key``, ``X-Signature`` with one ``v1`` per secret), the same
+        """POST ``body`` to ``url`` signed at ``now``: :meth:`deliver`'s and the notification
+        endpoints' sender (issue 14): the URL policy checked again, the same
+        headers (``Idempotency-Key`` = ``webhook-id``, one ``v1`` per secret), the same
         transport bounds. Returns the answer whatever its status.
 
         Raises
@@ -566,7 +549,7 @@ class WebhookAdapter:
             "Host": destination.host_header,
             "Content-Type": "application/json",
             "Idempotency-Key": idempotency_key,
-            SIGNATURE_HEADER: sign(secrets, math.floor(now.timestamp()), body),
+            **signature_headers(secrets, idempotency_key, math.floor(now.timestamp()), body),
             "User-Agent": self.user_agent,
         }
         return self._send(destination, body, headers)
