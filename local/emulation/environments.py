@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import queue
+import signal
 import threading
 import time
 from multiprocessing.connection import Connection
@@ -48,6 +49,9 @@ def _serve(
     from local.emulation.lambda_runtime import LambdaFunction
     from local.stack import configure_logging
 
+    # Ctrl-C reaches the whole process group: the parent stops its environments (closes the
+    # pipe, then SIGTERM), so a child ignores SIGINT instead of printing a KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     configure_logging()
     handler = importlib.import_module(module).lambda_handler if module else None
     function = LambdaFunction(name, timeout_seconds, handler, function_name=function_name)

@@ -47,3 +47,20 @@ def test_a_dead_environment_is_replaced_by_a_cold_one(function: ProcessFunction)
         function.invoke({"exit": True})
     answers = [function.invoke({})[0] for _ in range(2)]
     assert sorted(a["invocations"] for a in answers) == [1, 1]  # one new, one never used
+
+
+def test_an_environment_ignores_ctrl_c_and_stops_when_its_parent_stops_it(
+    function: ProcessFunction,
+) -> None:
+    # Given a warm environment, when Ctrl-C's SIGINT reaches it (the terminal signals the whole
+    # process group), then it prints no traceback and keeps serving; stop() still ends it.
+    import signal
+
+    pids = {function.invoke({})[0]["pid"] for _ in range(4)}
+    for pid in pids:
+        os.kill(pid, signal.SIGINT)
+    assert {function.invoke({})[0]["pid"] for _ in range(4)} <= pids  # none died or was replaced
+    function.stop()  # joins its processes
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
