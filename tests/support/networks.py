@@ -573,9 +573,11 @@ class NetworkWorld:
                 "reauthorization_required: "
             ):
                 problems.append(f"{key}: {channel.network} refused it, delivery {status}")
-        if state["status"] == "cancelled":
+        if state["status"] == "cancelled" and status != "published":
+            # a post cancelled while it waited keeps the channels it had published (checked
+            # as published below); every other channel is not on the network
             if items:
-                problems.append(f"{key}: cancelled but on {channel.network}")
+                problems.append(f"{key}: cancelled ({status}) but on {channel.network}")
             return problems
         final_at = parse_instant(state["publish_at"])
         if status == "published":

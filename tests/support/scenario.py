@@ -892,9 +892,23 @@ class World:
             if status == "cancelled":
                 if not cancel or post.action_result == "refused":
                     problems.append(f"post {sid}: cancelled but nobody cancelled it")
-                sent = [r for c in post.channel_ids for r in by_pair.get((sid, c), [])]
-                if sent:
-                    problems.append(f"post {sid}: cancelled but {len(sent)} request(s) were sent")
+                # A post cancelled while it waited for its next attempt keeps the channels it
+                # had published (decision "A post waiting for its next attempt can be
+                # cancelled"); every other channel was never accepted. Network channels: below.
+                deliveries = {d["channel_id"]: d for d in state["deliveries"]}
+                for cid in post.channel_ids:
+                    key = f"{sid}:{cid}"
+                    if cid in network_ids:
+                        continue
+                    accepted = receiver.accepted_request(key)
+                    if deliveries[cid]["status"] == "published":
+                        expected_keys.add(key)
+                        if accepted is None:
+                            problems.append(f"{key}: published but never accepted by the receiver")
+                    elif accepted is not None:
+                        problems.append(
+                            f"{key}: cancelled ({deliveries[cid]['status']}) but accepted"
+                        )
                 continue
             if cancel and post.action_result == "done":
                 continue

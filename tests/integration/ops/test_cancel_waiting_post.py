@@ -33,11 +33,12 @@ def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
         uninstall_api()
 
 
-def waiting_post(fire: FirePath, retry_after: str = "600") -> Post:
-    """A post whose only channel answered 503 with ``Retry-After``: it waits, ``publishing``."""
+def waiting_post(fire: FirePath, retry_after: str = "600", status: int = 503) -> Post:
+    """A post whose only channel answered ``status`` (503: nothing published) with
+    ``Retry-After``: it waits, ``publishing``."""
     fire.channel("c1")
     fire.receiver.script(
-        Answer.error(503, retry_after=retry_after), url="https://hooks.example.com/c1"
+        Answer.error(status, retry_after=retry_after), url="https://hooks.example.com/c1"
     )
     post = fire.post(fire.clock.now() + timedelta(seconds=5), ["c1"])
     fire.driver.run_for(10)
@@ -72,6 +73,20 @@ def test_cancel_when_the_next_attempt_is_due_is_409(api_fire) -> None:  # type: 
     answer = ApiClient("alice").delete(f"/v1/scheduled-posts/{post.schedule_id}")
     assert answer.status == 409
     assert fire.read(post).status == PostStatus.PUBLISHING
+
+
+def test_cancel_after_an_attempt_that_may_have_published_is_409_and_changes_nothing(  # type: ignore[no-untyped-def]
+    api_fire,
+) -> None:
+    fire: FirePath = api_fire()
+    post = waiting_post(fire, status=500)  # a 500 may come after the receiver stored the post
+    answer = ApiClient("alice").delete(f"/v1/scheduled-posts/{post.schedule_id}")
+    assert answer.status == 409, answer.json
+    assert "attempt 1 (http_500) may have reached the network" in answer.json["detail"]
+    got = fire.read(post)
+    assert (got.status, got.version) == (PostStatus.PUBLISHING, post.version)
+    fire.driver.run_for(900)  # its next attempt, same Idempotency-Key, settles it
+    assert fire.read(post).status == PostStatus.PUBLISHED
 
 
 def test_cancel_that_read_before_the_worker_renewed_loses_to_the_worker(api_fire) -> None:  # type: ignore[no-untyped-def]

@@ -355,6 +355,37 @@ def test_cancel_waiting_refused_without_a_lease_token() -> None:
         transitions.cancel_waiting(old, cancelled(old), now=NOW)
 
 
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [("timeout: hooks.example.com: no answer in 10 s", None), ("http_500", 500)],
+    ids=["timeout", "500"],
+)
+def test_cancel_waiting_refused_when_an_owed_channels_attempt_may_have_published(
+    error: str, status: int | None
+) -> None:
+    old = waiting(retrying("c1", 3600))
+    answered = Attempt(
+        channel_id="c1",
+        attempt=1,
+        started_at=NOW - timedelta(seconds=10),
+        outcome="retryable",
+        http_status=status,
+        error=error,
+    )
+    with pytest.raises(TransitionRefused):
+        transitions.cancel_waiting(old, cancelled(old), now=NOW, attempts=[answered])
+
+
+def test_cancel_waiting_allowed_when_only_a_published_channel_reached_the_network() -> None:
+    old = waiting(published("c1"), retrying("c2", 3600))
+    sent = [
+        Attempt(channel_id="c1", attempt=1, started_at=NOW, outcome="published", http_status=200),
+        Attempt(channel_id="c2", attempt=1, started_at=NOW, outcome="retryable", http_status=503),
+    ]
+    change = transitions.cancel_waiting(old, cancelled(old), now=NOW, attempts=sent)
+    assert change.target == PostStatus.CANCELLED
+
+
 def edited(p: Post, token: str | None = "t2") -> Post:
     return p.model_copy(update={"content": "new text", "version": 4, "lease_token": token})
 

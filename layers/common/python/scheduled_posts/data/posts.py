@@ -310,7 +310,9 @@ class PostRepository:
             ``scheduled``, or has another version.
         """
         if old.status == PostStatus.PUBLISHING and new.status == PostStatus.CANCELLED:
-            change = transitions.cancel_waiting(old, new, now=now or new.updated_at)
+            change = transitions.cancel_waiting(
+                old, new, now=now or new.updated_at, attempts=attempts or []
+            )
         elif old.status == PostStatus.PUBLISHING:
             change = transitions.edit_waiting(
                 old, new, now=now or new.updated_at, attempts=attempts or []

@@ -256,19 +256,36 @@ def waiting_for_next_attempt(post: Post, now: datetime) -> bool:
     )
 
 
-def cancel_waiting(old: Post, new: Post, *, now: datetime) -> PostChange:
+def owed_may_have_published(post: Post, attempts: list[Attempt]) -> list[Attempt]:
+    """The attempts of ``post``'s owed channels (not yet terminal) that may have published
+    (:func:`scheduled_posts.lifecycle.reach.may_have_published`): a cancel would mark such a
+    channel ``skipped`` while the network may show the post."""
+    owed = {c for c, d in post.deliveries.items() if d.status not in TERMINAL_DELIVERY_STATUSES}
+    return [a for a in may_have_published(attempts) if a.channel_id in owed]
+
+
+def cancel_waiting(
+    old: Post, new: Post, *, now: datetime, attempts: list[Attempt] | None = None
+) -> PostChange:
     """``publishing -> cancelled`` by the owner while the post waits for its next attempt
     (:func:`waiting_for_next_attempt` at ``now``): ``new`` replaces ``old``, the lease removed,
     guarded by ``status = publishing AND version AND lease_token = old.lease_token``. A worker
     starting the next round first renews the lease with a new token, so exactly one of the two
     writes wins; the worker's claim of a cancelled post fails and drops its message.
 
+    An owed channel whose earlier attempt may have reached the network (``attempts``: the
+    post's rows and the ones on its item; :func:`owed_may_have_published`) refuses the cancel:
+    ``skipped`` would be untrue if that attempt published, and its next attempt, under the
+    same Idempotency-Key, settles it (decision "Cancelling a waiting post whose attempt may
+    have reached the network").
+
     Raises
     ------
     TransitionRefused
-        ``old`` is not waiting (a round is due or running, or it is not ``publishing``).
+        ``old`` is not waiting (a round is due or running, or it is not ``publishing``), or an
+        owed channel's attempt may have published.
     """
-    if not waiting_for_next_attempt(old, now):
+    if not waiting_for_next_attempt(old, now) or owed_may_have_published(old, attempts or []):
         raise TransitionRefused("cancel_waiting", old.status)
     change = _replace("cancel_waiting", old, new, expect=PostStatus.PUBLISHING)
     guard = Guard(PostStatus.PUBLISHING, version=old.version, lease_token=old.lease_token)

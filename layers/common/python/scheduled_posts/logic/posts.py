@@ -34,7 +34,7 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import outcomes, transitions
+from scheduled_posts.lifecycle import outcomes, reach, transitions
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
@@ -497,6 +497,28 @@ def _reschedule_missed(
     return new
 
 
+def _unsafe_to_cancel(post: Post, now: datetime, deps: PostDeps) -> list[Attempt]:
+    """The attempts of a waiting ``post`` (rows and item), after checking that no owed channel's
+    attempt may have published (``transitions.owed_may_have_published``).
+
+    Raises
+    ------
+    StateConflictError
+        409 naming the attempt: cancelling would mark its channel ``skipped`` while the network
+        may show the post; its next attempt (same Idempotency-Key) settles it.
+    """
+    attempts = outcomes.merge_attempts(deps.posts.list_attempts(post.schedule_id, now=now), post)
+    unsafe = transitions.owed_may_have_published(post, attempts)
+    if unsafe:
+        raise StateConflictError(
+            "the post waits for its next attempt, but "
+            + reach.why_unsafe(unsafe[0])
+            + " may have reached the network and published it, so it can no longer be"
+            " cancelled: its next attempt, under the same Idempotency-Key, settles it"
+        )
+    return attempts
+
+
 @tracer.capture_method
 def cancel_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
@@ -539,6 +561,7 @@ def cancel_post(
             )
         if post.status == PostStatus.CANCELLED:
             return post
+        attempts = _unsafe_to_cancel(post, now, deps) if waiting else []
         deliveries = {  # a waiting post's published channels stay published
             cid: d
             if d.status in TERMINAL_DELIVERY_STATUSES
@@ -566,6 +589,7 @@ def cancel_post(
                 old_late=_needs_marker(post.publish_at, now, settings),
                 new_late=False,
                 now=now,
+                attempts=attempts,
             )
         except VersionConflictError as exc:
             if expected is not None:
