@@ -16,6 +16,44 @@ from pydantic import BaseModel, ConfigDict
 from scheduled_posts.models.post import Channel
 
 
+class PublishedMedia(BaseModel):
+    """One ``ready`` upload of a post as the adapters see it (``models/media.py`` holds the
+    resource): the probed facts, never the declared ones.
+
+    ``content_type`` is the type read from the bytes (``image/jpeg``, ``image/png``,
+    ``image/gif``, ``image/webp``, ``video/mp4``); ``size`` in bytes; ``sha256`` lowercase hex
+    of the bytes; ``width``/``height`` in pixels; ``duration_seconds`` for video; ``alt_text``
+    the creator's description (``None``: none given); ``object_key`` the S3 key in the media
+    bucket (read through :class:`MediaObjects`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    media_id: str
+    content_type: str
+    size: int
+    sha256: str
+    width: int | None = None
+    height: int | None = None
+    duration_seconds: float | None = None
+    alt_text: str | None = None
+    object_key: str
+
+    @property
+    def is_video(self) -> bool:
+        return self.content_type.startswith("video/")
+
+
+class MediaObjects(Protocol):
+    """The bytes of the media bucket, for the adapters (``data/media.py`` implements it on S3).
+
+    ``read`` returns the object's bytes (raises ``RetryableDeliveryError`` when S3 cannot answer
+    now); ``download_url`` a pre-signed ``GET`` URL valid ``expires_seconds``."""
+
+    def read(self, media: PublishedMedia) -> bytes: ...
+
+    def download_url(self, media: PublishedMedia, *, expires_seconds: int) -> str: ...
+
+
 class DeliveryRequest(BaseModel):
     """What to deliver. ``idempotency_key`` is ``<schedule_id>:<channel_id>`` on every retry."""
 
@@ -33,6 +71,9 @@ class DeliveryRequest(BaseModel):
     first_attempt_at: datetime | None = None
     #: BCP 47 language of the text, when the post gives one (Bluesky ``langs``).
     language: str | None = None
+    #: The post's media in order, resolved from ``media_ids`` to ready uploads (empty: none;
+    #: a webhook channel of a post made before uploads existed gets only ``media_ids``).
+    media: tuple[PublishedMedia, ...] = ()
 
 
 class DeliveryResult(BaseModel):
