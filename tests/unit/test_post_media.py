@@ -73,12 +73,12 @@ def test_a_missing_or_unready_upload_refuses_the_delivery(
 
 
 def test_a_webhook_post_from_before_uploads_keeps_its_free_media_ids() -> None:
-    got = resolve("alice", ["free-string"], "webhook", lambda: Lookup())
+    got = resolve("alice", ["free-string"], "webhook", Lookup)
     assert got.media == () and got.refusal is None
 
 
 def test_the_same_free_ids_on_a_network_channel_are_refused() -> None:
-    got = resolve("alice", ["free-string"], "bluesky", lambda: Lookup())
+    got = resolve("alice", ["free-string"], "bluesky", Lookup)
     assert got.refusal is not None and got.refusal.startswith("media_")
 
 
