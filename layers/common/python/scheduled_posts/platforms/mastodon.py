@@ -33,7 +33,7 @@ Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -179,12 +179,22 @@ class MastodonClient:
         )
 
     def post_status(
-        self, access: MastodonAccess, text: str, *, idempotency_key: str, language: str | None
+        self,
+        access: MastodonAccess,
+        text: str,
+        *,
+        idempotency_key: str,
+        language: str | None,
+        media_ids: Sequence[str] = (),
     ) -> HttpAnswer:
-        """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer)."""
+        """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer);
+        ``media_ids`` are the network's ids of the uploads, in order (sent as the JSON list
+        ``media_ids``; none: the body is as before)."""
         body: dict[str, Any] = {"status": text}
         if language:
             body["language"] = language
+        if media_ids:
+            body["media_ids"] = list(media_ids)
         return self.http.request(
             "POST",
             self._url(access.instance_url, "/api/v1/statuses"),
