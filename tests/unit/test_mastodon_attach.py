@@ -85,7 +85,13 @@ class Instance:
         self.polled: list[str] = []
 
     def upload_media(
-        self, access: Any, data: bytes, *, content_type: str, description: str | None, filename: str
+        self,
+        access: Any,
+        data: bytes,
+        content_type: str,
+        *,
+        description: str | None = None,
+        filename: str | None = None,
     ) -> HttpAnswer:
         self.uploaded.append((data, description))
         return self.uploads.pop(0)
@@ -171,11 +177,26 @@ def test_a_busy_instance_is_retried(status: int) -> None:
         run(Instance([answer(status)]), Ids(), request(item("m1")))
 
 
-def test_a_lost_network_item_fails_the_delivery() -> None:
+def test_a_stored_id_the_instance_no_longer_shows_was_attached_by_an_earlier_status() -> None:
+    """GET /api/v1/media/:id is 404 once the media is attached: an earlier attempt's status
+    took it (its answer lost), so the status is sent again under its Idempotency-Key."""
     ids = Ids()
     ids.remember("s1:c1", "m1", "7", now=NOW)
-    got = run(Instance([], [answer(404, {"error": "Record not found"})]), ids, request(item("m1")))
+    instance = Instance([], [answer(404, {"error": "Record not found"})])
+    assert run(instance, ids, request(item("m1"))) == ["7"]
+    assert instance.uploaded == []
+
+
+def test_processing_that_failed_fails_the_delivery_with_the_instances_words() -> None:
+    ids = Ids()
+    ids.remember("s1:c1", "m1", "7", now=NOW)
+    got = run(
+        Instance([], [answer(422, {"error": "Error processing thumbnail"})]),
+        ids,
+        request(item("m1")),
+    )
     assert isinstance(got, DeliveryResult) and got.outcome == "failed"
+    assert got.error is not None and "Error processing thumbnail" in got.error
 
 
 def test_a_status_refused_for_unprocessed_media_waits() -> None:

@@ -25,7 +25,8 @@ from scheduled_posts.platforms.bluesky import (
     BlueskySession,
 )
 from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError
-from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonAdapter
+from scheduled_posts.platforms.mastodon import MastodonAccess
+from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
 from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse
 from scheduled_posts.settings import Settings

@@ -16,11 +16,8 @@ from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
-from scheduled_posts.platforms.mastodon import (
-    MastodonAccess,
-    MastodonAdapter,
-    MastodonClient,
-)
+from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonClient
+from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
 from scheduled_posts.platforms.text_length import mastodon_limits
 from scheduled_posts.settings import Settings
 

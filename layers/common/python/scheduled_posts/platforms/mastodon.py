@@ -33,8 +33,8 @@ Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -42,40 +42,19 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
-from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.answers import safe_remote_id, safe_remote_url
-from scheduled_posts.platforms.base import (
-    DeliveryRequest,
-    DeliveryResult,
-    MediaObjects,
-    NetworkMediaIds,
-)
-from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
     DestinationRefusedError,
     HttpAnswer,
-    MethodTransport,
-    NetworkAdapter,
     OutboundError,
     OutboundHttp,
-    RateLimitBudget,
     answer_error,
     error_message,
-    rate_limited_error,
-    retryable,
-)
-from scheduled_posts.platforms.mastodon_attach import (
-    POLL_SECONDS,
-    attach,
-    processing_wait,
-    status_waits_for_media,
 )
 from scheduled_posts.platforms.mastodon_text import comparable, status_text
 from scheduled_posts.platforms.text_length import mastodon_limits
-from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.platforms.webhook import http_word
-from scheduled_posts.settings import Settings
 
 #: How long after the first attempt the ``Idempotency-Key`` is trusted, in seconds: Mastodon
 #: keeps a key for about an hour (3,600 s); 50 minutes leaves room for clock skew.
@@ -221,7 +200,7 @@ class MastodonClient:
             # A token with only write:statuses may not read: the listing is public without one.
             answer = self.http.request("GET", url, query=query)
         if answer.status != 200 or not isinstance(answer.json(), list):
-            raise _answer_error(answer, "reading recent statuses")
+            raise retryable_answer(answer, "reading recent statuses")
         wanted = comparable(text)
         for status in answer.json():
             if not isinstance(status, dict) or not _created_since(status, since):
@@ -248,159 +227,7 @@ def _created_since(status: dict[str, Any], since: datetime) -> bool:
     return created.tzinfo is not None and created >= since
 
 
-def _answer_error(answer: HttpAnswer, doing: str) -> RetryableDeliveryError:
+def retryable_answer(answer: HttpAnswer, doing: str) -> RetryableDeliveryError:
     return RetryableDeliveryError(
         answer_error(answer, f"mastodon answered {doing}"), http_status=answer.status
     )
-
-
-AccessLoader = Callable[[Channel], MastodonAccess]
-
-
-class MastodonAdapter(NetworkAdapter):
-    """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``mastodon`` channels.
-
-    Parameters
-    ----------
-    settings
-        ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
-    access
-        ``channel -> MastodonAccess`` (decrypts the channel's credentials).
-    transport, resolver, timer
-        Injectable for tests (``timer``: the attempt deadline's clock, float seconds).
-    budget
-        The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
-    """
-
-    platform = NETWORK
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        access: AccessLoader,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer | None = None,
-        media: MediaObjects | None = None,
-        network_media: NetworkMediaIds | None = None,
-    ) -> None:
-        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
-        self.client = MastodonClient(self.http)
-        self.access = access
-        #: The media bucket and the store of the instance's media ids (needed for media).
-        self.media = media
-        self.network_media = network_media
-
-    def deliver(
-        self, channel: Channel, request: DeliveryRequest, *, now: datetime
-    ) -> DeliveryResult:
-        """Publish ``request.content`` as a status of ``channel``'s account (see the module
-        docstring for the outcomes).
-
-        Raises
-        ------
-        RetryableDeliveryError
-            On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
-        """
-        stop = self.gate(channel, now=now)
-        if stop is not None:
-            return stop
-        access = self.access(channel)
-        stop = self.too_long(channel, request, access.limits)
-        if stop is not None:
-            return stop
-        try:
-            client = MastodonClient(self.attempt_http())  # every request within one deadline
-            found = self._already_published(client, access, request, now=now)
-            if found is not None:
-                return found
-            media_ids = attach(
-                client, access, request, ids=self.network_media, objects=self.media, now=now
-            )
-            if isinstance(media_ids, DeliveryResult):
-                return media_ids
-            answer = client.post_status(
-                access,
-                request.content,
-                idempotency_key=request.idempotency_key,
-                language=request.language,
-                media_ids=media_ids,
-            )
-            if status_waits_for_media(answer):
-                raise processing_wait("the status waits for its media", POLL_SECONDS)
-            if answer.status in (401, 403) and request.first_attempt_at is not None:
-                # The Idempotency-Key cannot answer for a revoked token: did an earlier
-                # attempt post it? (the account's public statuses need no token)
-                found = self._published_since(client, access, request, request.first_attempt_at)
-                if found is not None:
-                    return found
-        except DestinationRefusedError as exc:
-            return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
-        except OutboundError as exc:
-            raise retryable(NETWORK, exc) from exc
-        return self._outcome(channel, answer, now=now)
-
-    def _already_published(
-        self,
-        client: MastodonClient,
-        access: MastodonAccess,
-        request: DeliveryRequest,
-        *,
-        now: datetime,
-    ) -> DeliveryResult | None:
-        first = request.first_attempt_at
-        if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
-            return None  # the Idempotency-Key still answers for an earlier attempt
-        return self._published_since(client, access, request, first)
-
-    @staticmethod
-    def _published_since(
-        client: MastodonClient, access: MastodonAccess, request: DeliveryRequest, first: datetime
-    ) -> DeliveryResult | None:
-        """The published result of a status with the post's text made since ``first`` (the
-        first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
-        status = client.find_status(
-            access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
-        )
-        if status is None:
-            return None
-        return DeliveryResult(
-            outcome="published",
-            http_status=200,
-            remote_id=safe_remote_id(status.get("id")),
-            remote_url=status.get("url") or status.get("uri"),
-        )
-
-    def _outcome(self, channel: Channel, answer: HttpAnswer, *, now: datetime) -> DeliveryResult:
-        wait = self.budget.note(channel.channel_id, answer, now=now)
-        status = answer.status
-        if status == 200:
-            data = answer.json_object()
-            if not data.get("id"):
-                raise _answer_error(answer, "without a status id")
-            return DeliveryResult(  # published: an id or URL we cannot keep is dropped
-                outcome="published",
-                http_status=status,
-                remote_id=safe_remote_id(data["id"]),
-                remote_url=data.get("url") or data.get("uri"),
-            )
-        if status in (401, 403):
-            return DeliveryResult(
-                outcome="failed",
-                http_status=status,
-                reason="reauthorization_required",
-                error=answer_error(answer, "Mastodon refused the access token"),
-            )
-        if status == 429:
-            raise rate_limited_error(NETWORK, answer, now=now, wait=wait)
-        if status >= 500:
-            raise _answer_error(answer, "to POST /api/v1/statuses")
-        return DeliveryResult(
-            outcome="failed",
-            http_status=status,
-            reason="refused",
-            error=answer_error(answer, "Mastodon refused the status"),
-        )

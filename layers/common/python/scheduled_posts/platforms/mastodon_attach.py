@@ -17,9 +17,12 @@ polls again: :data:`FIRST_POLL_SECONDS` after an upload, :data:`POLL_SECONDS` af
 wait's error word ``media_processing`` says the post itself was not published
 (``lifecycle/reach.py``).
 
-Outcomes of an upload or a poll: 401/403 -> ``reauthorization_required``; 429 -> the rate-limit
-wait; 5xx -> retried; another 4xx (413 too large, 415 or 422 a type or file the instance
-refuses), a poll's 404 or a processing error -> the delivery fails with the instance's words.
+Outcomes of an upload or a poll (classified by ``platforms/mastodon_media.py``): 401/403 ->
+``reauthorization_required``; 429 -> the rate-limit wait; 5xx -> retried; another 4xx (413 too
+large, 415 or 422 a type or file the instance refuses) or a processing error -> the delivery
+fails with the instance's words. A poll's 404 for a stored id means the media is already
+attached (Mastodon shows only unattached media): an earlier attempt's status took it, so the
+status is sent again under its ``Idempotency-Key``, which answers with that first status.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from scheduled_posts.errors import RetryableDeliveryError
-from scheduled_posts.platforms.answers import safe_remote_id
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
@@ -36,7 +38,15 @@ from scheduled_posts.platforms.base import (
     NetworkMediaIds,
     PublishedMedia,
 )
-from scheduled_posts.platforms.http import HttpAnswer, answer_error, rate_limited_error
+from scheduled_posts.platforms.http import HttpAnswer
+from scheduled_posts.platforms.mastodon_media import (
+    EXTENSIONS,
+    MediaAnswer,
+    MediaOutcome,
+    classify_media,
+    classify_status,
+    classify_upload,
+)
 
 NETWORK = "mastodon"
 #: Seconds before the first poll of an item the instance is processing (small GIFs and short
@@ -44,24 +54,20 @@ NETWORK = "mastodon"
 FIRST_POLL_SECONDS = 3.0
 #: Seconds between later polls.
 POLL_SECONDS = 15.0
-#: Words of Mastodon's 422 for a status with unprocessed media (``app/services/
-#: post_status_service.rb``, ``media_attachments.not_finished_processing``: "Cannot attach files
-#: that have not finished processing. Try again in a moment!").
-NOT_PROCESSED_WORDS = "not finished processing"
 
 
 class MediaClient(Protocol):
-    """The two media calls of ``MastodonClient`` this module uses (raise ``OutboundError``
-    without an answer)."""
+    """The two media calls of ``MastodonMediaClient`` this module uses (raise
+    ``OutboundError`` without an answer)."""
 
     def upload_media(
         self,
         access: Any,
         data: bytes,
-        *,
         content_type: str,
-        description: str | None,
-        filename: str,
+        *,
+        description: str | None = None,
+        filename: str | None = None,
     ) -> HttpAnswer: ...
 
     def get_media(self, access: Any, media_id: str) -> HttpAnswer: ...
@@ -75,36 +81,27 @@ def processing_wait(what: str, seconds: float) -> RetryableDeliveryError:
     )
 
 
-def _refused(answer: HttpAnswer, what: str) -> DeliveryResult:
-    if answer.status in (401, 403):
+def _settled(answer: MediaAnswer) -> DeliveryResult | None:
+    """``None`` when the media can go on (ready, processing, missing); raises on a retry; the
+    failed result of a refusal."""
+    if answer.outcome == MediaOutcome.RETRY:
+        raise RetryableDeliveryError(
+            answer.error or "mastodon media: retry",
+            http_status=answer.http_status,
+            rate_limited=answer.rate_limited,
+        )
+    if answer.outcome == MediaOutcome.REAUTHORIZE:
         return DeliveryResult(
             outcome="failed",
-            http_status=answer.status,
+            http_status=answer.http_status,
             reason="reauthorization_required",
-            error=answer_error(answer, "Mastodon refused the access token"),
+            error=answer.error,
         )
-    return DeliveryResult(
-        outcome="failed",
-        http_status=answer.status,
-        reason="refused",
-        error=answer_error(answer, what),
-    )
-
-
-def _check(answer: HttpAnswer, what: str, *, now: datetime) -> DeliveryResult | None:
-    """``None`` for a 2xx; raises on 429/5xx; the failed result of any other answer."""
-    if 200 <= answer.status < 300:
-        return None
-    if answer.status == 429:
-        raise rate_limited_error(NETWORK, answer, now=now, wait=None)
-    if answer.status >= 500:
-        raise RetryableDeliveryError(answer_error(answer, what), http_status=answer.status)
-    return _refused(answer, what)
-
-
-def _processed(answer: HttpAnswer) -> bool:
-    """A MediaAttachment answer says it is processed: 200 with a ``url``."""
-    return answer.status == 200 and bool(answer.json_object().get("url"))
+    if answer.outcome == MediaOutcome.REFUSED:
+        return DeliveryResult(
+            outcome="failed", http_status=answer.http_status, reason="refused", error=answer.error
+        )
+    return None
 
 
 def attach(
@@ -134,31 +131,29 @@ def attach(
         return DeliveryResult(outcome="failed", error="media_unsupported: no media store")
     known = ids.known(request.idempotency_key)
     network_ids: list[str] = []
-    waiting: list[str] = []
+    waiting = 0
     uploaded = False
-    for number, item in enumerate(request.media, start=1):
+    for item in request.media:
         network_id = known.get(item.media_id)
         if network_id is None:
-            got = _upload(client, access, request, item, number, ids=ids, objects=objects, now=now)
+            got = _upload(client, access, request, item, ids=ids, objects=objects, now=now)
             if isinstance(got, DeliveryResult):
                 return got
             network_id, ready = got
             uploaded = True
         else:
-            answer = client.get_media(access, network_id)
-            if answer.status == 404:
-                return _refused(answer, f"Mastodon lost media {number} ({network_id})")
-            failed = _check(answer, f"Mastodon media {number}", now=now)
+            answer = classify_media(client.get_media(access, network_id))
+            failed = _settled(answer)
             if failed is not None:
                 return failed
-            ready = _processed(answer)
+            ready = answer.outcome != MediaOutcome.PROCESSING  # missing: attached already
         network_ids.append(network_id)
-        if not ready:
-            waiting.append(network_id)
+        waiting += not ready
     if waiting:
         seconds = FIRST_POLL_SECONDS if uploaded else POLL_SECONDS
-        what = f"the instance is processing {len(waiting)} of {len(network_ids)} media"
-        raise processing_wait(what, seconds)
+        raise processing_wait(
+            f"the instance is processing {waiting} of {len(network_ids)} media", seconds
+        )
     return network_ids
 
 
@@ -167,44 +162,30 @@ def _upload(
     access: Any,
     request: DeliveryRequest,
     item: PublishedMedia,
-    number: int,
     *,
     ids: NetworkMediaIds,
     objects: MediaObjects,
     now: datetime,
 ) -> tuple[str, bool] | DeliveryResult:
     """Upload one item and store its id first; ``(network_id, processed)`` or the failure."""
-    answer = client.upload_media(
-        access,
-        objects.read(item),
-        content_type=item.content_type,
-        description=item.alt_text,
-        filename=f"{item.media_id}{_extension(item.content_type)}",
+    answer = classify_upload(
+        client.upload_media(
+            access,
+            objects.read(item),
+            item.content_type,
+            description=item.alt_text,
+            filename=f"{item.media_id}.{EXTENSIONS.get(item.content_type, 'bin')}",
+        )
     )
-    failed = _check(answer, f"Mastodon refused media {number}", now=now)
+    failed = _settled(answer)
     if failed is not None:
         return failed
-    network_id = safe_remote_id(answer.json_object().get("id"))
-    if network_id is None:
-        raise RetryableDeliveryError(answer_error(answer, "mastodon answered media without an id"))
-    stored = ids.remember(request.idempotency_key, item.media_id, network_id, now=now)
-    return stored, stored == network_id and answer.status == 200 and _processed(answer)
-
-
-def _extension(content_type: str) -> str:
-    return {
-        "image/jpeg": ".jpg",
-        "image/png": ".png",
-        "image/gif": ".gif",
-        "image/webp": ".webp",
-        "video/mp4": ".mp4",
-    }.get(content_type, "")
+    assert answer.media_id is not None  # ready and processing answers carry the id
+    stored = ids.remember(request.idempotency_key, item.media_id, answer.media_id, now=now)
+    return stored, stored == answer.media_id and answer.outcome == MediaOutcome.READY
 
 
 def status_waits_for_media(answer: HttpAnswer) -> bool:
     """A status refused because an attachment is not processed yet (a 422 with Mastodon's
-    words): wait and post again, not fail."""
-    if answer.status != 422:
-        return False
-    data = answer.json_object()
-    return NOT_PROCESSED_WORDS in str(data.get("error") or "").lower()
+    words, ``classify_status``): wait and post again, not fail."""
+    return classify_status(answer).outcome == MediaOutcome.WAIT

@@ -40,7 +40,7 @@ def _adapter(
     network_media: Any = None,
     **_: Any,
 ) -> PlatformAdapter:
-    from scheduled_posts.platforms.mastodon import MastodonAdapter
+    from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
 
     return MastodonAdapter(
         settings,

@@ -1,0 +1,201 @@
+"""The ``mastodon`` adapter: one delivery of a post as a status, exactly once, with its media
+(the endpoints, outcomes and the lost-answer search are described in ``platforms/mastodon.py``,
+the client's module; media in ``platforms/mastodon_attach.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.answers import safe_remote_id
+from scheduled_posts.platforms.base import (
+    DeliveryRequest,
+    DeliveryResult,
+    MediaObjects,
+    NetworkMediaIds,
+)
+from scheduled_posts.platforms.deadline import Timer
+from scheduled_posts.platforms.http import (
+    DestinationRefusedError,
+    HttpAnswer,
+    MethodTransport,
+    NetworkAdapter,
+    OutboundError,
+    RateLimitBudget,
+    answer_error,
+    rate_limited_error,
+    retryable,
+)
+from scheduled_posts.platforms.mastodon import (
+    CLOCK_SKEW_SECONDS,
+    IDEMPOTENCY_KEY_TRUSTED_SECONDS,
+    NETWORK,
+    MastodonAccess,
+    retryable_answer,
+)
+from scheduled_posts.platforms.mastodon_attach import (
+    POLL_SECONDS,
+    attach,
+    processing_wait,
+    status_waits_for_media,
+)
+from scheduled_posts.platforms.mastodon_media import MastodonMediaClient
+from scheduled_posts.platforms.url_policy import Resolver
+from scheduled_posts.settings import Settings
+
+AccessLoader = Callable[[Channel], MastodonAccess]
+
+
+class MastodonAdapter(NetworkAdapter):
+    """:class:`~scheduled_posts.platforms.base.PlatformAdapter` for ``mastodon`` channels.
+
+    Parameters
+    ----------
+    settings
+        ``OUTBOUND_ALLOWED_ORIGINS`` and ``DELIVERY_TIMEOUT_SECONDS`` are used.
+    access
+        ``channel -> MastodonAccess`` (decrypts the channel's credentials).
+    transport, resolver, timer
+        Injectable for tests (``timer``: the attempt deadline's clock, float seconds).
+    budget
+        The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
+    """
+
+    platform = NETWORK
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        access: AccessLoader,
+        transport: MethodTransport | None = None,
+        resolver: Resolver | None = None,
+        budget: RateLimitBudget | None = None,
+        timer: Timer | None = None,
+        media: MediaObjects | None = None,
+        network_media: NetworkMediaIds | None = None,
+    ) -> None:
+        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
+        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
+        self.client = MastodonMediaClient(self.http)
+        self.access = access
+        #: The media bucket and the store of the instance's media ids (needed for media).
+        self.media = media
+        self.network_media = network_media
+
+    def deliver(
+        self, channel: Channel, request: DeliveryRequest, *, now: datetime
+    ) -> DeliveryResult:
+        """Publish ``request.content`` as a status of ``channel``'s account (see the module
+        docstring for the outcomes).
+
+        Raises
+        ------
+        RetryableDeliveryError
+            On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
+        """
+        stop = self.gate(channel, now=now)
+        if stop is not None:
+            return stop
+        access = self.access(channel)
+        stop = self.too_long(channel, request, access.limits)
+        if stop is not None:
+            return stop
+        try:
+            client = MastodonMediaClient(self.attempt_http())  # every request within one deadline
+            found = self._already_published(client, access, request, now=now)
+            if found is not None:
+                return found
+            media_ids = attach(
+                client, access, request, ids=self.network_media, objects=self.media, now=now
+            )
+            if isinstance(media_ids, DeliveryResult):
+                return media_ids
+            answer = client.post_status(
+                access,
+                request.content,
+                idempotency_key=request.idempotency_key,
+                language=request.language,
+                media_ids=media_ids or (),
+            )
+            if status_waits_for_media(answer):
+                raise processing_wait("the status waits for its media", POLL_SECONDS)
+            if answer.status in (401, 403) and request.first_attempt_at is not None:
+                # The Idempotency-Key cannot answer for a revoked token: did an earlier
+                # attempt post it? (the account's public statuses need no token)
+                found = self._published_since(client, access, request, request.first_attempt_at)
+                if found is not None:
+                    return found
+        except DestinationRefusedError as exc:
+            return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
+        except OutboundError as exc:
+            raise retryable(NETWORK, exc) from exc
+        return self._outcome(channel, answer, now=now)
+
+    def _already_published(
+        self,
+        client: MastodonMediaClient,
+        access: MastodonAccess,
+        request: DeliveryRequest,
+        *,
+        now: datetime,
+    ) -> DeliveryResult | None:
+        first = request.first_attempt_at
+        if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
+            return None  # the Idempotency-Key still answers for an earlier attempt
+        return self._published_since(client, access, request, first)
+
+    @staticmethod
+    def _published_since(
+        client: MastodonMediaClient,
+        access: MastodonAccess,
+        request: DeliveryRequest,
+        first: datetime,
+    ) -> DeliveryResult | None:
+        """The published result of a status with the post's text made since ``first`` (the
+        first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
+        status = client.find_status(
+            access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
+        )
+        if status is None:
+            return None
+        return DeliveryResult(
+            outcome="published",
+            http_status=200,
+            remote_id=safe_remote_id(status.get("id")),
+            remote_url=status.get("url") or status.get("uri"),
+        )
+
+    def _outcome(self, channel: Channel, answer: HttpAnswer, *, now: datetime) -> DeliveryResult:
+        wait = self.budget.note(channel.channel_id, answer, now=now)
+        status = answer.status
+        if status == 200:
+            data = answer.json_object()
+            if not data.get("id"):
+                raise retryable_answer(answer, "without a status id")
+            return DeliveryResult(  # published: an id or URL we cannot keep is dropped
+                outcome="published",
+                http_status=status,
+                remote_id=safe_remote_id(data["id"]),
+                remote_url=data.get("url") or data.get("uri"),
+            )
+        if status in (401, 403):
+            return DeliveryResult(
+                outcome="failed",
+                http_status=status,
+                reason="reauthorization_required",
+                error=answer_error(answer, "Mastodon refused the access token"),
+            )
+        if status == 429:
+            raise rate_limited_error(NETWORK, answer, now=now, wait=wait)
+        if status >= 500:
+            raise retryable_answer(answer, "to POST /api/v1/statuses")
+        return DeliveryResult(
+            outcome="failed",
+            http_status=status,
+            reason="refused",
+            error=answer_error(answer, "Mastodon refused the status"),
+        )
