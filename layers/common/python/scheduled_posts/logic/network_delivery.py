@@ -19,6 +19,7 @@ from typing import Any
 
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher, CredentialsUnavailableError
+from scheduled_posts.data.network_media import NetworkMediaLog
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.logic.network_accounts import ChannelSecrets
 from scheduled_posts.models.network import ChannelStatus
@@ -71,7 +72,12 @@ def network_collaborators(
             # KMS throttling or an outage is the usual cause: retry with the backoff.
             raise RetryableDeliveryError(f"credentials could not be opened: {exc}") from exc
 
-    return {"access": access, "sessions": ChannelSessionCache(channels, secrets)}
+    return {
+        "access": access,
+        "sessions": ChannelSessionCache(channels, secrets),
+        # the network's ids of uploaded media, stored before the post uses them
+        "network_media": NetworkMediaLog(settings.POSTS_TABLE_NAME),
+    }
 
 
 def record_refusal(
