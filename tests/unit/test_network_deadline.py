@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,9 +27,9 @@ from scheduled_posts.platforms.bluesky import (
 from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError
 from scheduled_posts.platforms.mastodon import MastodonAccess
 from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportError, TransportResponse
 from scheduled_posts.settings import Settings
+from tests.support.transport import AnsweringTransport, SentRequest
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 TIMEOUT = 10.0
@@ -49,31 +49,23 @@ class ManualClock:
 Answerer = Callable[[str, dict[str, Any]], tuple[float, int, dict[str, Any]]]
 
 
-class SlowNetwork:
+class SlowNetwork(AnsweringTransport):
     """A transport answering ``answer(path, json_body_or_query) -> (seconds, status, body)``;
     it moves ``clock`` by the seconds an answer takes, and honours the request's timeout like
     a socket deadline (moves the clock by the timeout, then no answer)."""
 
     def __init__(self, clock: ManualClock, answer: Answerer) -> None:
         self.clock = clock
-        self.answer = answer
+        self.answerer = answer
         self.calls: list[tuple[str, float]] = []  # (path, when it started)
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        path, _, query = destination.target.partition("?")
+    def answer(self, request: SentRequest) -> TransportResponse:
+        path, _, query = request.destination.target.partition("?")
         self.calls.append((path, self.clock.t))
-        seconds, status, out = self.answer(path, json.loads(body) if body else {"q": query})
-        if seconds > timeout:
-            self.clock.t += timeout
+        body = request.body
+        seconds, status, out = self.answerer(path, json.loads(body) if body else {"q": query})
+        if seconds > request.timeout:
+            self.clock.t += request.timeout
             raise TransportError("timed out", timeout=True)
         self.clock.t += seconds
         return TransportResponse(

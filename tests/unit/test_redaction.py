@@ -16,15 +16,15 @@ from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskyClient
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp, error_message
 from scheduled_posts.platforms.redaction import REDACTED, redact
-from scheduled_posts.platforms.url_policy import Destination
 from scheduled_posts.platforms.webhook import TransportResponse
 from scheduled_posts.settings import Settings
+from tests.support.transport import AnsweringTransport, SentRequest
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 PASSWORD = "correct horse battery staple"  # an account password, not app-password shaped
 
 
-class Echo:
+class Echo(AnsweringTransport):
     """A network that answers every request with ``status`` and an error quoting what it was
     sent: the ``Authorization`` header and the body."""
 
@@ -32,21 +32,13 @@ class Echo:
         self.status = status
         self.ok_paths = ok_paths
 
-    def send(
-        self,
-        destination: Destination,
-        address: str,
-        body: bytes,
-        headers: Mapping[str, str],
-        timeout: float,
-        *,
-        method: str = "POST",
-    ) -> TransportResponse:
-        path = destination.target.split("?", 1)[0]
-        if path in self.ok_paths:
-            return TransportResponse(status=200, body=json.dumps(self.ok_paths[path]).encode())
-        auth = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-        echo = {"error": f"invalid token: {auth}", "message": f"you sent {body.decode()}"}
+    def answer(self, request: SentRequest) -> TransportResponse:
+        if request.path in self.ok_paths:
+            return TransportResponse(
+                status=200, body=json.dumps(self.ok_paths[request.path]).encode()
+            )
+        auth = next((v for k, v in request.headers.items() if k.lower() == "authorization"), "")
+        echo = {"error": f"invalid token: {auth}", "message": f"you sent {request.body.decode()}"}
         return TransportResponse(status=self.status, body=json.dumps(echo).encode())
 
 

@@ -5,32 +5,16 @@ cancel is guarded by the lease token, which the worker's next round replaces fir
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
-from moto import mock_aws
 
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import StateConflictError
 from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
-from tests.integration.dispatch.conftest import FirePath, build_fire_path
-from tests.support.api import ApiClient, install_api, uninstall_api
-from tests.support.clock import SimClock
+from tests.integration.dispatch.conftest import FirePath
+from tests.support.api import ApiClient
 from tests.support.receiver import Answer
-
-
-@pytest.fixture
-def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
-    with mock_aws():
-
-        def build(**overrides: object) -> FirePath:
-            fire = build_fire_path(clock, **overrides)
-            install_api(fire.settings, clock)
-            return fire
-
-        yield build
-        uninstall_api()
 
 
 def waiting_post(fire: FirePath, retry_after: str = "600", status: int = 503) -> Post:

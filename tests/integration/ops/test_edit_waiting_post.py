@@ -6,34 +6,18 @@ attempt can be edited when nothing was sent")."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
-from moto import mock_aws
 
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import StateConflictError
 from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.models.api import etag_for
 from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
-from tests.integration.dispatch.conftest import FirePath, build_fire_path
-from tests.support.api import ApiClient, install_api, uninstall_api
-from tests.support.clock import SimClock
+from tests.integration.dispatch.conftest import FirePath
+from tests.support.api import ApiClient
 from tests.support.receiver import Answer
-
-
-@pytest.fixture
-def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
-    with mock_aws():
-
-        def build(**overrides: object) -> FirePath:
-            fire = build_fire_path(clock, **overrides)
-            install_api(fire.settings, clock)
-            return fire
-
-        yield build
-        uninstall_api()
 
 
 def waiting_post(fire: FirePath, first: Answer) -> Post:

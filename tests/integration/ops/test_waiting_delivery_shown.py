@@ -3,31 +3,15 @@ next (``next_attempt_at``) in ``GET``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
-from moto import mock_aws
 
 from scheduled_posts.clock import format_instant, parse_instant
-from tests.integration.dispatch.conftest import FirePath, build_fire_path
+from tests.integration.dispatch.conftest import FirePath
 from tests.integration.ops.conftest import set_rate_limit
-from tests.support.api import ApiClient, install_api, uninstall_api
-from tests.support.clock import SimClock
+from tests.support.api import ApiClient
 from tests.support.receiver import Answer
-
-
-@pytest.fixture
-def api_fire(clock: SimClock) -> Iterator[Callable[..., FirePath]]:
-    with mock_aws():
-
-        def build(**overrides: object) -> FirePath:
-            fire = build_fire_path(clock, **overrides)
-            install_api(fire.settings, clock)
-            return fire
-
-        yield build
-        uninstall_api()
 
 
 @pytest.mark.parametrize(
