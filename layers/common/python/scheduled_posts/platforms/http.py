@@ -201,12 +201,15 @@ class OutboundHttp:
         url: str,
         *,
         json_body: Any = None,
+        data: bytes | None = None,
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
     ) -> HttpAnswer:
         """Send one request; ``json_body`` (any JSON value, ``None`` for no body) is sent as
-        compact UTF-8 JSON; ``secrets`` (in the body) and ``Authorization`` are ``sent_secrets``.
+        compact UTF-8 JSON; ``data`` (bytes, e.g. a blob) is sent as is, with the
+        ``Content-Type`` the caller gives in ``headers``; ``secrets`` (in the body) and
+        ``Authorization`` are ``sent_secrets``.
 
         Raises
         ------
@@ -231,7 +234,7 @@ class OutboundHttp:
             raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.DNS_ERROR) from exc
         except UnsafeDestinationError as exc:
             raise DestinationRefusedError(str(exc)) from exc
-        body = b""
+        body = data or b""
         sent_headers = {
             "Host": destination.host_header,
             "Accept": "application/json",
