@@ -12,7 +12,8 @@ import time
 import traceback
 
 ORDER = (
-    "sweeper_cpu", "capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost"
+    "sweeper_cpu", "capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost",
+    "api_load",
 )  # fmt: skip
 QUICK_ARGS: dict[str, list[str]] = {
     "sweeper_cpu": ["--calls", "50"],
@@ -22,6 +23,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "cold_start": ["--repeat", "1", "--no-sizes"],
     "local_lag": ["--burst", "20", "--spread", "40", "--spread-seconds", "30"],
     "series_cost": ["--days", "1"],
+    "api_load": ["--clients", "4", "--seconds", "10"],
 }
 
 

@@ -53,6 +53,11 @@ class LocalConfig:
         worker batches in flight at once per dispatch queue, each in a worker process of its own
         (:mod:`local.emulation.environments`); ``1`` runs the worker in the stack's own process,
         one batch at a time.
+    api_concurrency:
+        ``API_CONCURRENCY`` (4): API requests served at once, each in an API process of its own
+        (:mod:`local.emulation.environments`), as API Gateway hands concurrent requests to
+        separate Lambda environments; ``1`` runs the API in the stack's own process, one
+        request at a time.
     scheduled_timeout_seconds:
         ``SCHEDULED_TIMEOUT_SECONDS`` (60): emulated timeout of the sweeper, watchdog, reconciler.
     api_timeout_seconds:
@@ -71,6 +76,7 @@ class LocalConfig:
     poll_wait_seconds: int = 2
     poll_interval_seconds: float = 0.25
     mapping_concurrency: int = 5
+    api_concurrency: int = 4
     scheduled_timeout_seconds: int = 60
     api_timeout_seconds: int = 29
 
@@ -82,7 +88,7 @@ class LocalConfig:
         ------
         ValueError
             When a number is malformed, ``WORKER_BATCH_SIZE`` is outside 1..10 or
-            ``MAPPING_CONCURRENCY`` is below 1.
+            ``MAPPING_CONCURRENCY`` or ``API_CONCURRENCY`` is below 1.
         """
         env = os.environ if environ is None else environ
 
@@ -102,6 +108,7 @@ class LocalConfig:
             poll_wait_seconds=num("POLL_WAIT_SECONDS", cls.poll_wait_seconds),
             poll_interval_seconds=float(env.get("POLL_INTERVAL_SECONDS") or 0.25),
             mapping_concurrency=num("MAPPING_CONCURRENCY", cls.mapping_concurrency),
+            api_concurrency=num("API_CONCURRENCY", cls.api_concurrency),
             scheduled_timeout_seconds=num(
                 "SCHEDULED_TIMEOUT_SECONDS", cls.scheduled_timeout_seconds
             ),
@@ -111,6 +118,8 @@ class LocalConfig:
             raise ValueError("WORKER_BATCH_SIZE must be 1..10 (the SQS receive maximum)")
         if config.mapping_concurrency < 1:
             raise ValueError("MAPPING_CONCURRENCY must be at least 1 (batches in flight at once)")
+        if config.api_concurrency < 1:
+            raise ValueError("API_CONCURRENCY must be at least 1 (requests served at once)")
         return config
 
 

@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import jwt
 
+from local.emulation.environments import ProcessFunction
 from local.emulation.http_api import build_event
 from local.emulation.lambda_runtime import LambdaFunction
 from local.static_site import StaticSite
@@ -199,7 +200,7 @@ class ApiFront:
 
     def __init__(
         self,
-        function: LambdaFunction,
+        function: LambdaFunction | ProcessFunction,
         checker: JwtChecker,
         *,
         host: str,

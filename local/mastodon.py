@@ -14,6 +14,12 @@ seconds, so this stand-in is written to the documentation (docs/decisions.md N3)
   (https://docs.joinmastodon.org/methods/statuses/#create).
 - ``GET /api/v1/accounts/{id}/statuses`` (newest first, ``limit``; public without a token, 403
   for a token without a read scope) and ``GET /api/v1/statuses/{id}/source``.
+- Media (``local/mastodon_media.py``): ``POST /api/v2/media`` (200 for an image, 202 while a
+  video or GIF processes), ``GET``/``PUT /api/v1/media/:id`` (206 while processing),
+  ``media_ids[]`` (form) or ``media_ids`` (JSON) on ``POST /api/v1/statuses`` with Mastodon's
+  422s (unprocessed, unknown, another account's or already attached media, more than 4), and
+  ``media_attachments`` on every status (``GET /api/v1/statuses/{id}`` too); the instance
+  reports its limits in ``configuration.media_attachments``.
 - Rate limits per token: ``X-RateLimit-Limit/-Remaining/-Reset`` on every authenticated answer
   (reset as an ISO 8601 instant), 429 ``{"error": "Too many requests"}`` once spent
   (https://docs.joinmastodon.org/api/rate-limits/).
@@ -46,6 +52,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from local.mastodon_media import MediaStore, parse_multipart
 from scheduled_posts.platforms.text_length import mastodon_length
 
 Clock = Callable[[], datetime]
@@ -76,6 +83,8 @@ class Status:
     text: str
     created_at: datetime
     language: str | None = None
+    #: The attached media's ids, in the order given.
+    media_ids: tuple[str, ...] = ()
 
     def content(self) -> str:
         escaped = html.escape(self.text, quote=False)
@@ -111,6 +120,11 @@ class MastodonStandIn:
     _faults: list[tuple[str, int]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next_id: int = 100
+    #: Uploads, their processing and limits (``media.uploads`` counts uploads per SHA-256).
+    media: MediaStore = field(default_factory=MediaStore)
+
+    def __post_init__(self) -> None:
+        self.media.domain = self.domain
 
     # -- controls --------------------------------------------------------------------------------
 
@@ -178,11 +192,17 @@ class MastodonStandIn:
                 statuses["max_characters"] = self.max_characters
             if self.characters_reserved_per_url is not None:
                 statuses["characters_reserved_per_url"] = self.characters_reserved_per_url
-            return 200, {}, {"domain": self.domain, "configuration": {"statuses": statuses}}
+            statuses["max_media_attachments"] = self.media.max_attachments
+            configuration = {"statuses": statuses, "media_attachments": self.media.configuration()}
+            return 200, {}, {"domain": self.domain, "configuration": configuration}
         token = headers.get("authorization", "").removeprefix("Bearer ").strip()
         listing = re.fullmatch(r"/api/v1/accounts/([^/]+)/statuses", path)
         if not token and listing and method == "GET":  # public without a token (public posts)
             return 200, {}, self._list(listing.group(1), query)
+        single = re.fullmatch(r"/api/v1/statuses/([^/]+)", path)
+        if not token and single and method == "GET":
+            status, answer = self._one(single.group(1))
+            return status, {}, answer
         account = self.accounts.get(token)
         if account is None or account.revoked:
             return 401, {}, {"error": "The access token is invalid"}
@@ -209,12 +229,25 @@ class MastodonStandIn:
             return 200, self._account_json(account)
         if path == "/api/v1/statuses" and method == "POST":
             return self._post_status(account, headers.get("idempotency-key"), body, now)
+        if path == "/api/v2/media" and method == "POST":
+            with self._lock:
+                self._next_id += 1
+                return self.media.upload(account.id, body or {}, new_id=str(self._next_id), now=now)
+        media = re.fullmatch(r"/api/v1/media/([^/]+)", path)
+        if media and method in ("GET", "PUT"):
+            with self._lock:
+                if method == "GET":
+                    return self.media.show(account.id, media.group(1), now=now)
+                return self.media.update(account.id, media.group(1), body or {}, now=now)
         reading = method == "GET" and (path.endswith("/statuses") or path.endswith("/source"))
         if reading and not account.can_read:
             return 403, {"error": "This action is outside the authorized scopes"}
         match = re.fullmatch(r"/api/v1/accounts/([^/]+)/statuses", path)
         if match and method == "GET":
             return 200, self._list(match.group(1), query)
+        match = re.fullmatch(r"/api/v1/statuses/([^/]+)", path)
+        if match and method == "GET":
+            return self._one(match.group(1))
         match = re.fullmatch(r"/api/v1/statuses/([^/]+)/source", path)
         if match and method == "GET":
             found = next((s for s in self.statuses if s.id == match.group(1)), None)
@@ -233,7 +266,11 @@ class MastodonStandIn:
                     status = next(s for s in self.statuses if s.id == seen[0])
                     return 200, self._status_json(status)
             text = str((body or {}).get("status") or "")
-            if not text.strip():
+            media_ids = _media_ids(body or {})
+            refused, media = self.media.attachable(account.id, media_ids, now=now)
+            if refused is not None:
+                return 422, {"error": refused}
+            if not text.strip() and not media:
                 return 422, {"error": "Validation failed: Text can't be blank"}
             limit = self.max_characters or 500
             if mastodon_length(text, self.characters_reserved_per_url or 23) > limit:
@@ -247,11 +284,20 @@ class MastodonStandIn:
                 text=text,
                 created_at=now,
                 language=(body or {}).get("language"),
+                media_ids=tuple(m.id for m in media),
             )
+            for attached in media:
+                attached.status_id = status.id
             self.statuses.append(status)
             if key:
                 self._keys[(account.id, key)] = (status.id, now)
             return 200, self._status_json(status)
+
+    def _one(self, status_id: str) -> tuple[int, Any]:
+        found = next((s for s in self.statuses if s.id == status_id), None)
+        if found is None:
+            return 404, {"error": "Record not found"}
+        return 200, self._status_json(found)
 
     def _list(self, account_id: str, query: dict[str, str]) -> list[dict[str, Any]]:
         try:
@@ -279,6 +325,7 @@ class MastodonStandIn:
             "url": f"https://{self.domain}/@{username}/{status.id}",
             "uri": f"https://{self.domain}/users/{username}/statuses/{status.id}",
             "account": {"id": status.account_id, "username": username, "acct": username},
+            "media_attachments": [self.media.json(self.media.items[i]) for i in status.media_ids],
         }
 
     # -- HTTP -------------------------------------------------------------------------------------
@@ -307,6 +354,9 @@ class MastodonStandIn:
                     length = int(self.headers.get("Content-Length") or 0)
                 except ValueError as exc:
                     raise BadRequestError("Content-Length is not a number") from exc
+                if length > MAX_BODY_BYTES:  # the instance's proxy refuses it unread
+                    self.close_connection = True
+                    return self._answer(413, {}, {"error": "Request Entity Too Large"})
                 raw = self.rfile.read(length) if length > 0 else b""
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 body = parse_body(raw, headers)
@@ -384,7 +434,25 @@ class MastodonStandIn:
             return 200, {"revoked": True}
         if path == "/_stand_in/statuses":
             return 200, [{**self._status_json(s), "text": s.text} for s in self.statuses]
+        if path == "/_stand_in/media":
+            return 200, [
+                {**self.media.json(m), "sha256": m.sha256, "uploads": self.media.uploads[m.sha256]}
+                for m in self.media.items.values()
+            ]
         return 404, {"error": "Not found"}
+
+
+#: The largest request body read: the video limit and room for the multipart framing.
+MAX_BODY_BYTES = 100 * 1024 * 1024
+
+
+def _media_ids(body: dict[str, Any]) -> list[str]:
+    """``media_ids[]`` of a form (every value) or ``media_ids`` of a JSON body, as strings."""
+    value = body.get("media_ids[]", body.get("media_ids"))
+    if value is None or value == "":
+        return []
+    values = value if isinstance(value, list) else [value]
+    return [str(v) for v in values]
 
 
 class BadRequestError(ValueError):
@@ -393,16 +461,24 @@ class BadRequestError(ValueError):
 
 def parse_body(raw: bytes, headers: dict[str, str]) -> dict[str, Any] | None:
     """A request body as a dict: JSON for ``application/json``, or any body that is a JSON
-    object (curl's ``-d '{...}'`` sends one typed as a form), else a form (last value of each
-    field); ``None`` when empty.
+    object (curl's ``-d '{...}'`` sends one typed as a form), a ``multipart/form-data`` body
+    (:func:`~local.mastodon_media.parse_multipart`: files as ``FilePart``), else a form (last
+    value of each field, every value of an ``x[]`` field); ``None`` when empty.
 
     Raises
     ------
     BadRequestError
-        When a JSON-typed body is not a JSON object, or a body is not UTF-8.
+        When a JSON-typed body is not a JSON object, a body is not UTF-8, or a multipart body
+        cannot be read.
     """
     if not raw:
         return None
+    content_type = headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        try:
+            return parse_multipart(raw, content_type)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadRequestError(f"the multipart body cannot be read: {exc}") from exc
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -418,7 +494,8 @@ def parse_body(raw: bytes, headers: dict[str, str]) -> dict[str, Any] | None:
             if isinstance(value, dict):
                 return value
             raise BadRequestError("the body must be a JSON object or a form")
-    return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
+    fields = parse_qs(text, keep_blank_values=True).items()
+    return {k: v if k.endswith("[]") else v[-1] for k, v in fields}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -222,11 +222,7 @@ class LocalStack:
         if is_available("notifier"):
             self.pollers.append(self._notifier_poller(settings))
 
-        api = LambdaFunction("api", config.api_timeout_seconds)
-        if is_available("api"):
-            api.handler()  # import now: the first request should not pay for it
-        else:
-            log.warning("functions/api/handler.py not found: every request will fail")
+        api = self._api_function()
         self.front = ApiFront(
             api,
             JwtChecker(config.jwt_secret, config.jwt_issuer, config.jwt_audience),
@@ -255,6 +251,24 @@ class LocalStack:
             function.context,
         )
         return StreamLoop(poller, interval_seconds=1.0, stop_event=self.stop_event)
+
+    def _api_function(self) -> LambdaFunction | ProcessFunction:
+        """The API: ``API_CONCURRENCY`` processes (concurrent requests, each in an environment
+        of its own, see "Concurrent API requests in their own processes" in docs/decisions.md),
+        or the stack's own process when it is 1; the handler is imported before the first
+        request."""
+        config = self.config
+        if not is_available("api"):
+            log.warning("functions/api/handler.py not found: every request will fail")
+            return LambdaFunction("api", config.api_timeout_seconds)
+        if config.api_concurrency == 1:
+            api = LambdaFunction("api", config.api_timeout_seconds)
+            api.handler()  # import now: the first request should not pay for it
+            return api
+        function = ProcessFunction("api", config.api_timeout_seconds, config.api_concurrency)
+        function.start()
+        self.environments.append(function)
+        return function
 
     def _worker_function(self) -> LambdaFunction | ProcessFunction:
         """The worker for one mapping: ``MAPPING_CONCURRENCY`` processes (each its own execution

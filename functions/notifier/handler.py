@@ -11,22 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
-from aws_lambda_powertools.utilities.batch import EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Json
 
-from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor
+from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor, Handler, batch_handler
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.notify_queue import NotifyQueue
 from scheduled_posts.logic.notifier import Notifier
 from scheduled_posts.models.notifications import NotifyMessage
-from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.observability import logger
 from scheduled_posts.settings import get_settings
-
-Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
 class NotifyRecord(SqsRecordModel):
@@ -48,12 +45,7 @@ def _default_notifier() -> Notifier:
 def make_lambda_handler(notifier_factory: Callable[[], Notifier] = _default_notifier) -> Handler:
     """The decorated Lambda entry point over ``notifier_factory()`` (tests pass their own)."""
 
-    @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
-    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        if not event.get("Records"):
-            return {"batchItemFailures": []}
+    def records(context: LambdaContext) -> Callable[[NotifyRecord], str]:
         notifier = notifier_factory()
 
         def record_handler(record: NotifyRecord) -> str:
@@ -65,15 +57,14 @@ def make_lambda_handler(notifier_factory: Callable[[], Notifier] = _default_noti
                 receipt_handle=record.receiptHandle,
             ).value
 
-        processor = ConcurrentBatchProcessor(
-            event_type=EventType.SQS, model=NotifyRecord, raise_on_entire_batch_failure=False
-        )
-        response = process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-        return dict(response)
+        return record_handler
 
-    return handler
+    return batch_handler(
+        lambda: ConcurrentBatchProcessor(
+            event_type=EventType.SQS, model=NotifyRecord, raise_on_entire_batch_failure=False
+        ),
+        records,
+    )
 
 
 lambda_handler = make_lambda_handler()

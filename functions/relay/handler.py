@@ -12,26 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from scheduled_posts.concurrent_batch import Handler, batch_handler
 from scheduled_posts.data.event_bus import EventBus
 from scheduled_posts.data.event_feed import EventFeed
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.notify_queue import NotifyQueue
 from scheduled_posts.logic.notify_fanout import NotificationFanout
 from scheduled_posts.logic.relay import Relay, StreamChange
-from scheduled_posts.observability import logger, metrics, tracer
 from scheduled_posts.settings import get_settings
-
-Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
 class HeldBackError(Exception):
@@ -71,12 +64,7 @@ def _default_relay() -> Relay:
 def make_lambda_handler(relay_factory: Callable[[], Relay] = _default_relay) -> Handler:
     """The decorated Lambda entry point over ``relay_factory()`` (tests pass their own)."""
 
-    @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
-    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        if not event.get("Records"):
-            return {"batchItemFailures": []}
+    def records(context: LambdaContext) -> Callable[[DynamoDBRecord], int]:
         relay = relay_factory()
         failed: list[str] = []
 
@@ -89,15 +77,14 @@ def make_lambda_handler(relay_factory: Callable[[], Relay] = _default_relay) -> 
                 failed.append(str(record.event_id))
                 raise
 
-        processor = BatchProcessor(
-            event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False
-        )
-        response = process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-        return dict(response)
+        return record_handler
 
-    return handler
+    return batch_handler(
+        lambda: BatchProcessor(
+            event_type=EventType.DynamoDBStreams, raise_on_entire_batch_failure=False
+        ),
+        records,
+    )
 
 
 lambda_handler = make_lambda_handler()

@@ -13,20 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
-from aws_lambda_powertools.utilities.batch import EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Json
 
-from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor
+from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor, Handler, batch_handler
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.messages import DispatchMessage
-from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.observability import logger
 from scheduled_posts.settings import get_settings
-
-Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
 class DispatchRecord(SqsRecordModel):
@@ -43,12 +40,7 @@ def _default_publisher() -> Publisher:
 def make_lambda_handler(publisher_factory: Callable[[], Publisher] = _default_publisher) -> Handler:
     """The decorated Lambda entry point over ``publisher_factory()`` (tests pass their own)."""
 
-    @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
-    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        if not event.get("Records"):
-            return {"batchItemFailures": []}
+    def records(context: LambdaContext) -> Callable[[DispatchRecord], str]:
         publisher = publisher_factory()
 
         def record_handler(record: DispatchRecord) -> str:
@@ -58,15 +50,14 @@ def make_lambda_handler(publisher_factory: Callable[[], Publisher] = _default_pu
             receive_count = int(record.attributes.ApproximateReceiveCount)
             return publisher.process(message, receive_count=receive_count, context=context).value
 
-        processor = ConcurrentBatchProcessor(
-            event_type=EventType.SQS, model=DispatchRecord, raise_on_entire_batch_failure=False
-        )
-        response = process_partial_response(
-            event=event, record_handler=record_handler, processor=processor, context=context
-        )
-        return dict(response)
+        return record_handler
 
-    return handler
+    return batch_handler(
+        lambda: ConcurrentBatchProcessor(
+            event_type=EventType.SQS, model=DispatchRecord, raise_on_entire_batch_failure=False
+        ),
+        records,
+    )
 
 
 lambda_handler = make_lambda_handler()

@@ -10,12 +10,15 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import jwt
 import pytest
 
 from local.config import LocalConfig
+from local.emulation.environments import ProcessFunction
 from local.emulation.http_api import build_event
 from local.emulation.lambda_runtime import LambdaFunction
 from local.http_front import (
@@ -354,3 +357,40 @@ def test_api_front_holds_thirty_connections_before_it_accepts_any() -> None:
             client.close()
         front.stop()
     assert len(clients) == 30
+
+
+def _meet(front: ApiFront, folder: Path, count: int) -> list[int]:
+    """``count`` concurrent GET /v1/health requests to the rendezvous handler: the marks each
+    saw."""
+
+    def one(_: int) -> int:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{front.port}/v1/health",
+            headers={"x-rendezvous": str(folder), "x-expect": str(count)},
+        )
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return int(json.loads(reply.read())["met"])
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def test_api_front_serves_requests_concurrently_in_separate_environments(tmp_path: Path) -> None:
+    """API_CONCURRENCY environments: requests that wait for each other all meet (served at
+    once, each in its own process); with one environment they could not."""
+    function = ProcessFunction("api", 30, environments=3, module="tests.support.rendezvous_handler")
+    function.start()
+    front = ApiFront(function, JwtChecker(SECRET), host="127.0.0.1", port=0)
+    front.start()
+    try:
+        assert _meet(front, tmp_path, 3) == [3, 3, 3]
+    finally:
+        front.stop()
+        function.stop()
+
+
+def test_local_config_api_concurrency_defaults_to_four_and_refuses_zero() -> None:
+    assert LocalConfig.from_env({}).api_concurrency == 4
+    assert LocalConfig.from_env({"API_CONCURRENCY": "1"}).api_concurrency == 1
+    with pytest.raises(ValueError, match="API_CONCURRENCY"):
+        LocalConfig.from_env({"API_CONCURRENCY": "0"})

@@ -1,4 +1,5 @@
-"""A Powertools ``BatchProcessor`` that processes a batch's records concurrently (issue 17).
+"""A Powertools ``BatchProcessor`` that processes a batch's records concurrently, and the one
+Lambda entry point of the batch handlers (:func:`batch_handler`: worker, notifier, relay).
 
 Records of one SQS batch are different posts, often of different users. Processed one after
 another, a destination that takes ``DELIVERY_TIMEOUT_SECONDS`` to answer delays every record
@@ -11,9 +12,19 @@ for the slowest record, which delays no delivery.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor
+from aws_lambda_powertools.utilities.batch import BatchProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from scheduled_posts.observability import logger, metrics, tracer
+
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+#: ``records(context) -> record_handler``: the per-invocation record handler.
+RecordsFor = Callable[[LambdaContext], Callable[[Any], Any]]
 
 #: Most records processed at once: the SQS event source's largest batch without a batching
 #: window (Lambda developer guide, "Using Lambda with Amazon SQS": ``BatchSize`` up to 10).
@@ -35,3 +46,26 @@ class ConcurrentBatchProcessor(BatchProcessor):
         workers = min(MAX_CONCURRENT_RECORDS, len(records))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
             return list(pool.map(self._process_record, records))
+
+
+def batch_handler(
+    processor: Callable[[], BasePartialBatchProcessor], records: RecordsFor
+) -> Handler:
+    """A batch Lambda's entry point: Powertools logging (context injected, state cleared),
+    tracing and metrics; an event without ``Records`` answers no failures without calling
+    ``records``; otherwise ``process_partial_response`` with a fresh ``processor()`` and
+    ``records(context)``, answering ``{"batchItemFailures": [...]}`` (Lambda's partial batch
+    response, ``ReportBatchItemFailures``)."""
+
+    @logger.inject_lambda_context(clear_state=True)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if not event.get("Records"):
+            return {"batchItemFailures": []}
+        response = process_partial_response(
+            event=event, record_handler=records(context), processor=processor(), context=context
+        )
+        return dict(response)
+
+    return handler

@@ -10,7 +10,9 @@ nothing, or failed before a byte of the request left this host:
 * a transport failure whose attempt-error word (``docs/dispatch.md``, "Status codes and
   outcomes") says nothing was sent: ``connect_failed`` (TCP connect refused or unreachable),
   ``dns_error`` (the host did not resolve), ``destination_refused`` (the URL policy refused
-  the address), ``rate_limited`` (a network's rate budget we hold is spent: no request);
+  the address), ``rate_limited`` (a network's rate budget we hold is spent: no request),
+  ``media_processing`` (the network still processes the post's media: the post itself was not
+  sent, or was refused for it);
 * a ``skipped`` attempt (the channel was deleted: no request at all).
 
 Anything else may have reached the network and published: a timeout, a lost connection, a TLS
@@ -28,9 +30,10 @@ from scheduled_posts.models.post import Attempt
 NOTHING_PUBLISHED_STATUSES = frozenset({429, 503})
 #: Attempt-error words of failures before anything was sent (``platforms.webhook.AttemptError``,
 #: which the network adapters share; ``rate_limited``: a network's budget we hold spent,
-#: ``platforms.rate_limits``, checked before the request).
+#: ``platforms.rate_limits``, checked before the request; ``media_processing``: the post waits
+#: for its media, ``platforms/mastodon_attach.py``).
 NOTHING_SENT_WORDS = frozenset(
-    {"connect_failed", "dns_error", "destination_refused", "rate_limited"}
+    {"connect_failed", "dns_error", "destination_refused", "rate_limited", "media_processing"}
 )
 
 

@@ -42,6 +42,13 @@ class DeliveryError(StrEnum):
         "media_unsupported: this network channel cannot publish media yet;"
         " the post was not sent without them"
     )
+    #: A post whose media are no longer the owner's ready uploads at publish time (deleted,
+    #: pending or rejected): never published without them (decision "Media are checked again
+    #: before publishing"); the id and its state follow in parentheses.
+    MEDIA_MISSING = (
+        "media_missing: a media item of the post is not a ready upload;"
+        " the post was not sent without it"
+    )
     #: Prefix of the ``last_error`` of deliveries failed by the dead-letter path.
     DEAD_LETTERED_PREFIX = "dispatch message dead-lettered"
 

@@ -32,10 +32,9 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.outcomes import ChannelRound, RetryPolicy
-from scheduled_posts.lifecycle.reasons import DeliveryError
+from scheduled_posts.logic import post_media
 from scheduled_posts.logic.backoff import Uniform
 from scheduled_posts.logic.network_delivery import record_refusal
-from scheduled_posts.logic.network_rules import refuses_media
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.observability import logger, metrics
@@ -77,6 +76,12 @@ def attempts_expire_at(settings: Settings, now: datetime) -> int:
     )
 
 
+def _media_repository(settings: Settings) -> post_media.MediaLookup:
+    from scheduled_posts.data.media import MediaRepository
+
+    return MediaRepository(posts_table_name=settings.POSTS_TABLE_NAME)
+
+
 class ChannelDeliverer:
     """Delivers one channel of a post per call (:meth:`deliver`), returning its
     :class:`ChannelRound`. Collaborators as :class:`scheduled_posts.logic.publish.Publisher`."""
@@ -92,8 +97,12 @@ class ChannelDeliverer:
         persistence: BasePersistenceLayer | None = None,
         uniform: Uniform = random.uniform,
         channels: ChannelRepository | None = None,
+        media: post_media.MediaLookup | None = None,
     ) -> None:
         self.settings = settings
+        #: The uploads a post's ``media_ids`` name (``data/media.py``), read per attempt; built
+        #: on the first post with media (a text post never imports it).
+        self._media = media
         self.store = store
         #: Channel writes of network deliveries (``needs_reauthorization``).
         self.channels = channels or ChannelRepository(posts_table_name=settings.POSTS_TABLE_NAME)
@@ -116,6 +125,11 @@ class ChannelDeliverer:
             key_prefix="deliver",
             output_serializer=PydanticSerializer(DeliveredResult),
         )
+
+    def _media_lookup(self) -> post_media.MediaLookup:
+        if self._media is None:
+            self._media = _media_repository(self.settings)
+        return self._media
 
     def _deliver_raw(
         self,
@@ -162,15 +176,18 @@ class ChannelDeliverer:
     def _attempt(
         self, post: Post, delivery: Delivery, channel: Channel, started: Attempt
     ) -> ChannelRound:
-        if post.media_ids and refuses_media(channel.platform):
-            # Never text alone (decision "Media refused for network channels until they can be
-            # published"): the adapter is not called.
-            refused = DeliveryResult(outcome="failed", error=DeliveryError.MEDIA_UNSUPPORTED.value)
-            return outcomes.final(post, delivery, started, refused, self.clock.now())
         adapter = self.adapters.get(channel.platform)
         try:
             if adapter is None:
                 raise LookupError(f"no adapter for platform {channel.platform!r}")
+            media = post_media.resolve(
+                post.owner, post.media_ids, channel.platform, self._media_lookup
+            )
+            if media.refusal is not None:
+                # Never without its media (decision "Media are checked again before
+                # publishing"): the adapter is not called.
+                refused = DeliveryResult(outcome="failed", error=media.refusal)
+                return outcomes.final(post, delivery, started, refused, self.clock.now())
             request = DeliveryRequest(
                 schedule_id=post.schedule_id,
                 channel_id=channel.channel_id,
@@ -181,6 +198,7 @@ class ChannelDeliverer:
                 idempotency_key=f"{post.schedule_id}:{channel.channel_id}",
                 first_attempt_at=delivery.first_attempt_at if started.attempt > 1 else None,
                 language=post.language,
+                media=media.media,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},

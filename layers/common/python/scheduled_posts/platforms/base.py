@@ -54,6 +54,22 @@ class MediaObjects(Protocol):
     def download_url(self, media: PublishedMedia, *, expires_seconds: int) -> str: ...
 
 
+class NetworkMediaIds(Protocol):
+    """The network's ids of a delivery's uploaded media (``data/network_media.py``): a network
+    without idempotent uploads (Mastodon) stores each id before the post uses it, so a retry
+    never uploads the same item twice.
+
+    ``known(idempotency_key)`` gives ``{media_id: network_id}``; ``remember(idempotency_key,
+    media_id, network_id, now=)`` stores one unless stored and returns the stored one. Both
+    raise ``RetryableDeliveryError`` when the store cannot answer now."""
+
+    def known(self, idempotency_key: str) -> dict[str, str]: ...
+
+    def remember(
+        self, idempotency_key: str, media_id: str, network_id: str, *, now: datetime
+    ) -> str: ...
+
+
 class DeliveryRequest(BaseModel):
     """What to deliver. ``idempotency_key`` is ``<schedule_id>:<channel_id>`` on every retry."""
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.platforms.base import DeliveryRequest, MediaObjects, PublishedMedia
-from scheduled_posts.platforms.http import HttpAnswer, answer_error
+from scheduled_posts.platforms.http import HttpAnswer, RequestBodyTooLargeError, answer_error
 
 if TYPE_CHECKING:
     from scheduled_posts.platforms.bluesky_client import BlueskyClient, BlueskySession
@@ -197,7 +197,8 @@ def upload_blobs(
     Raises
     ------
     MediaRefusedError
-        When the PDS refuses a blob (413 too large, 400): its words, ``http_<status>`` first.
+        When the PDS refuses a blob (413 too large, 400): its words, ``http_<status>`` first;
+        or the blob is over the outbound body bound (``http.MAX_REQUEST_BODY_BYTES``).
     RetryableDeliveryError
         When a 200 holds no well-formed blob ref (and from ``call``: 429, 5xx).
     """
@@ -209,7 +210,10 @@ def upload_blobs(
         ) -> HttpAnswer:
             return client.upload_blob(service_url, session, payload, item.content_type)
 
-        answer = call(send)
+        try:
+            answer = call(send)
+        except RequestBodyTooLargeError as exc:
+            raise MediaRefusedError(f"media_refused: media {item.media_id} is {exc}") from exc
         if answer.status != 200:
             what = f"Bluesky refused media {item.media_id}"
             raise MediaRefusedError(answer_error(answer, what), http_status=answer.status)

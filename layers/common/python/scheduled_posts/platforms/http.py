@@ -29,6 +29,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from urllib3 import encode_multipart_formdata
+
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel
@@ -57,6 +59,14 @@ from scheduled_posts.settings import Settings
 
 #: The transport of the network adapters: the webhooks' (``method=`` is ``GET`` or ``POST``).
 MethodTransport = Transport
+#: Largest request body sent, in bytes: Mastodon's default video limit (99 MiB) and room for
+#: the multipart framing (the per-network rules refuse bigger media before any request).
+MAX_REQUEST_BODY_BYTES = 100 * 1024 * 1024
+FormField = str | tuple[str, bytes, str]  # multipart: text, or (file name, bytes, type)
+
+
+class RequestBodyTooLargeError(ValueError):
+    """A request body over :data:`MAX_REQUEST_BODY_BYTES`; nothing was sent."""
 
 
 class OutboundError(Exception):
@@ -201,24 +211,29 @@ class OutboundHttp:
         url: str,
         *,
         json_body: Any = None,
+        form: Mapping[str, FormField] | None = None,
         data: bytes | None = None,
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
     ) -> HttpAnswer:
         """Send one request; ``json_body`` (any JSON value, ``None`` for no body) is sent as
-        compact UTF-8 JSON; ``data`` (bytes, e.g. a blob) is sent as is, with the
-        ``Content-Type`` the caller gives in ``headers``; ``secrets`` (in the body) and
-        ``Authorization`` are ``sent_secrets``.
+        compact UTF-8 JSON, or ``form`` as ``multipart/form-data`` (RFC 7578, urllib3's
+        encoder; a file field is ``(name, bytes, content type)``), or ``data`` (bytes, e.g. a
+        Bluesky blob) as is, with the ``Content-Type`` the caller gives in ``headers``;
+        ``secrets`` (in the body) and ``Authorization`` are ``sent_secrets``.
 
         Raises
         ------
+        RequestBodyTooLargeError
+            When the body is over :data:`MAX_REQUEST_BODY_BYTES` (nothing is sent).
         DestinationRefusedError
             When the URL policy refuses ``url``.
         OutboundError
             When the host does not resolve, the connection fails, the exchange times out or
             the attempt's deadline has passed (``timeout``, nothing sent).
         """
+        body, content_type = _encode_body(json_body, form, data)
         timeout = self._timeout()
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
@@ -234,15 +249,13 @@ class OutboundHttp:
             raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.DNS_ERROR) from exc
         except UnsafeDestinationError as exc:
             raise DestinationRefusedError(str(exc)) from exc
-        body = data or b""
         sent_headers = {
             "Host": destination.host_header,
             "Accept": "application/json",
             "User-Agent": self.user_agent,
         }
-        if json_body is not None:
-            body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
-            sent_headers["Content-Type"] = "application/json"
+        if content_type is not None:
+            sent_headers["Content-Type"] = content_type
         sent_headers.update(headers or {})
         try:
             answer = send_to_addresses(
@@ -258,6 +271,26 @@ class OutboundHttp:
             ) from exc
         sent = (*secrets, *authorization_secrets(headers))
         return HttpAnswer(answer.status, answer.headers, answer.body, sent_secrets=sent)
+
+
+def _encode_body(
+    json_body: Any, form: Mapping[str, FormField] | None, data: bytes | None = None
+) -> tuple[bytes, str | None]:
+    """``(body, Content-Type)`` of a request: JSON, multipart, raw bytes (the caller's type)
+    or none."""
+    content_type: str | None
+    if data is not None:
+        body, content_type = data, None
+    elif form is not None:
+        body, content_type = encode_multipart_formdata(dict(form))
+    elif json_body is not None:
+        body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()
+        content_type = "application/json"
+    else:
+        return b"", None
+    if len(body) > MAX_REQUEST_BODY_BYTES:
+        raise RequestBodyTooLargeError(f"{len(body)} bytes, over {MAX_REQUEST_BODY_BYTES}")
+    return body, content_type
 
 
 def retryable(network: str, exc: OutboundError) -> RetryableDeliveryError:

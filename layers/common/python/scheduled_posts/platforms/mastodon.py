@@ -33,7 +33,7 @@ Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -44,7 +44,12 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.answers import safe_remote_id, safe_remote_url
-from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.base import (
+    DeliveryRequest,
+    DeliveryResult,
+    MediaObjects,
+    NetworkMediaIds,
+)
 from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
@@ -59,6 +64,12 @@ from scheduled_posts.platforms.http import (
     error_message,
     rate_limited_error,
     retryable,
+)
+from scheduled_posts.platforms.mastodon_attach import (
+    POLL_SECONDS,
+    attach,
+    processing_wait,
+    status_waits_for_media,
 )
 from scheduled_posts.platforms.mastodon_text import comparable, status_text
 from scheduled_posts.platforms.text_length import mastodon_limits
@@ -168,12 +179,22 @@ class MastodonClient:
         )
 
     def post_status(
-        self, access: MastodonAccess, text: str, *, idempotency_key: str, language: str | None
+        self,
+        access: MastodonAccess,
+        text: str,
+        *,
+        idempotency_key: str,
+        language: str | None,
+        media_ids: Sequence[str] = (),
     ) -> HttpAnswer:
-        """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer)."""
+        """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer);
+        ``media_ids`` are the network's ids of the uploads, in order (sent as the JSON list
+        ``media_ids``; none: the body is as before)."""
         body: dict[str, Any] = {"status": text}
         if language:
             body["language"] = language
+        if media_ids:
+            body["media_ids"] = list(media_ids)
         return self.http.request(
             "POST",
             self._url(access.instance_url, "/api/v1/statuses"),
@@ -262,11 +283,16 @@ class MastodonAdapter(NetworkAdapter):
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
         timer: Timer | None = None,
+        media: MediaObjects | None = None,
+        network_media: NetworkMediaIds | None = None,
     ) -> None:
         extra: dict[str, Any] = {} if timer is None else {"timer": timer}
         super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
         self.client = MastodonClient(self.http)
         self.access = access
+        #: The media bucket and the store of the instance's media ids (needed for media).
+        self.media = media
+        self.network_media = network_media
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -291,12 +317,20 @@ class MastodonAdapter(NetworkAdapter):
             found = self._already_published(client, access, request, now=now)
             if found is not None:
                 return found
+            media_ids = attach(
+                client, access, request, ids=self.network_media, objects=self.media, now=now
+            )
+            if isinstance(media_ids, DeliveryResult):
+                return media_ids
             answer = client.post_status(
                 access,
                 request.content,
                 idempotency_key=request.idempotency_key,
                 language=request.language,
+                media_ids=media_ids,
             )
+            if status_waits_for_media(answer):
+                raise processing_wait("the status waits for its media", POLL_SECONDS)
             if answer.status in (401, 403) and request.first_attempt_at is not None:
                 # The Idempotency-Key cannot answer for a revoked token: did an earlier
                 # attempt post it? (the account's public statuses need no token)

@@ -32,15 +32,23 @@ if TYPE_CHECKING:
 
 def _adapter(
     settings: Settings,
+    *,
     access: Any = None,
     transport: Any = None,
     resolver: Any = None,
+    media: Any = None,
+    network_media: Any = None,
     **_: Any,
 ) -> PlatformAdapter:
     from scheduled_posts.platforms.mastodon import MastodonAdapter
 
     return MastodonAdapter(
-        settings, access=required("access", access), transport=transport, resolver=resolver
+        settings,
+        access=required("access", access),
+        transport=transport,
+        resolver=resolver,
+        media=media,
+        network_media=network_media,
     )
 
 

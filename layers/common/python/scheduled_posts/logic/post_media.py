@@ -1,0 +1,81 @@
+"""A post's media at publish time: its ``media_ids`` resolved to the owner's ready uploads, in
+order, checked again before any request (decision "Media are checked again before
+publishing").
+
+The API refuses a post whose media are not the caller's ready uploads, but an upload can change
+between the post's create and its publish time (deleted in a race with the create, or a post
+stored before uploads existed). So the worker resolves the ids once per attempt:
+
+* every id a ``ready`` upload of the post's owner: the request carries them
+  (:class:`~scheduled_posts.platforms.base.PublishedMedia`, probed facts and alt text);
+* a platform that cannot publish media (``PlatformSpec.publishes_media`` false): the delivery
+  fails ``media_unsupported``, never text alone;
+* a webhook post none of whose ids is an upload (stored before uploads existed, when
+  ``media_ids`` were free strings): sent as before, with ``media_ids`` only;
+* otherwise (an id missing, pending or rejected): the delivery fails ``media_missing`` naming
+  the id, and the network is not called.
+
+A read that fails (DynamoDB throttled) raises :class:`RetryableDeliveryError`: retried like a
+5xx, nothing sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.lifecycle.reasons import DeliveryError
+from scheduled_posts.platforms.base import PublishedMedia
+from scheduled_posts.platforms.registry import spec_of
+
+
+class MediaLookup(Protocol):
+    """Reads uploads by id (``data/media.py`` ``MediaRepository`` implements it): the items of
+    ``owner`` among ``media_ids`` that exist, any status (another owner's ids are absent)."""
+
+    def get_many(self, owner: str, media_ids: Sequence[str]) -> Sequence[Any]: ...
+
+
+@dataclass(frozen=True)
+class PostMedia:
+    """What a delivery carries: ``media`` in the post's order, or ``refusal`` (the
+    ``last_error`` of a delivery that must fail without a request)."""
+
+    media: tuple[PublishedMedia, ...] = ()
+    refusal: str | None = None
+
+
+def resolve(
+    owner: str, media_ids: Sequence[str], platform: str, lookup: Callable[[], MediaLookup]
+) -> PostMedia:
+    """The media of a post of ``owner`` with ``media_ids`` for a ``platform`` channel (see the
+    module docstring for the cases); ``lookup()`` gives the reader, only when there are ids.
+
+    Raises
+    ------
+    RetryableDeliveryError
+        When the uploads cannot be read now.
+    """
+    if not media_ids:
+        return PostMedia()
+    spec = spec_of(platform)
+    if not spec.publishes_media:
+        return PostMedia(refusal=DeliveryError.MEDIA_UNSUPPORTED.value)
+    try:
+        items = lookup().get_many(owner, media_ids)
+        found: Mapping[str, Any] = {m.media_id: m for m in items}
+    except (BotoCoreError, ClientError) as exc:
+        raise RetryableDeliveryError(f"media could not be read: {exc}") from exc
+    if not found and platform == "webhook":
+        return PostMedia()  # a webhook post from before uploads: media_ids only, as then
+    for media_id in media_ids:
+        item = found.get(media_id)
+        status = getattr(getattr(item, "status", None), "value", getattr(item, "status", None))
+        if item is None or status != "ready":
+            state = "missing" if item is None else str(status)
+            return PostMedia(refusal=f"{DeliveryError.MEDIA_MISSING.value} ({media_id}: {state})")
+    return PostMedia(media=tuple(found[media_id].published() for media_id in media_ids))
