@@ -335,3 +335,20 @@ def test_bluesky_media_that_cannot_be_published_fails_before_any_request(
     assert (result.error or "").startswith(error), result.error
     assert transport.paths == []
     assert json.dumps(posts_on_pds(local_pds, account)) == "[]"
+
+
+def test_bluesky_media_blob_over_the_outbound_body_bound_fails_unsent(
+    local_pds: LocalPds,
+    account: PdsAccount,
+    transport: FaultyTransport,
+    objects: MemoryMediaObjects,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("scheduled_posts.platforms.http.MAX_REQUEST_BODY_BYTES", 1000)
+    clip = objects.add(b"\x00" * 1001, media_id="v", content_type="video/mp4")
+    result = make_adapter(local_pds, account, transport, objects).deliver(
+        channel(), with_media(make_request("over the bound"), (clip,)), now=PUBLISH_AT
+    )
+    assert (result.outcome, result.reason) == ("failed", "refused")
+    assert (result.error or "").startswith("media_refused: media v is 1001 bytes"), result.error
+    assert UPLOAD not in transport.paths
