@@ -1,8 +1,9 @@
-"""A stored post with media for a Mastodon or Bluesky channel (written before the API refused
-them) is never published as text alone: the worker fails that delivery with
+"""A stored post with media for a Mastodon channel (written before the API refused them) is
+never published as text alone: the worker fails that delivery with
 ``DeliveryError.MEDIA_UNSUPPORTED`` without calling the network, and a webhook of the same post
 still gets its media (decision "Media refused for network channels until they can be
-published")."""
+published"). Bluesky publishes media now; its adapter refuses media ids without ready uploads
+itself (``tests/integration/networks/test_bluesky_media.py``)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def fire(clock: SimClock) -> Iterator[WithNetworks]:
         yield world
 
 
-@pytest.mark.parametrize("platform", ["mastodon", "bluesky"])
+@pytest.mark.parametrize("platform", ["mastodon"])
 def test_stored_post_with_media_for_a_network_channel_fails_that_channel_unsent(
     fire: WithNetworks, platform: str
 ) -> None:

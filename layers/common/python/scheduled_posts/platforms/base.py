@@ -108,6 +108,9 @@ class DeliveryResult(BaseModel):
     remote_url: str | None = None
     error: str | None = None
     reason: Literal["reauthorization_required", "too_long", "refused"] | None = None
+    #: The network's ids of the post's media, in the post's order (Bluesky: the blob CIDs),
+    #: each checked as the adapter read it; empty for a post without media.
+    media_remote_ids: tuple[str, ...] = ()
 
 
 class PlatformAdapter(Protocol):

@@ -36,6 +36,11 @@ one ``DELIVERY_TIMEOUT_SECONDS`` from the attempt's start. Mentions are resolved
 distinct handle, in order, within a budget of :data:`MAX_RESOLVED_HANDLES` handles and
 :data:`MENTION_BUDGET_SHARE` of the deadline; the mentions after it stay plain text.
 
+Media (``DeliveryRequest.media``): each item's blob is uploaded (``uploadBlob``) before the
+``putRecord`` of every attempt that writes, and the record embeds them
+(``platforms/bluesky_media.py``); an upload the PDS refuses (413, 400) fails the delivery with
+its words, 5xx and timeouts retry, an expired token is renewed as for the write.
+
 The XRPC calls and the session models are ``platforms/bluesky_client.py`` (re-exported here).
 The ``atproto`` SDK is not used (import cost, and it drops ``None`` fields so ``swapRecord:
 null`` cannot be sent): docs/decisions.md N1.
@@ -51,7 +56,11 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.answers import safe_remote_id
 from scheduled_posts.platforms.atproto_text import MentionResolver, detect_facets, tid
-from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.base import (
+    DeliveryRequest,
+    DeliveryResult,
+    MediaObjects,
+)
 from scheduled_posts.platforms.bluesky_client import (
     DEFAULT_SERVICE_URL,
     POST_COLLECTION,
@@ -64,6 +73,14 @@ from scheduled_posts.platforms.bluesky_client import (
     created_at,
     post_url,
     xrpc_error,
+)
+from scheduled_posts.platforms.bluesky_media import (
+    MediaRefusedError,
+    embed_of,
+    embedded_cids,
+    media_violation,
+    read_checked,
+    upload_blobs,
 )
 from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
@@ -119,12 +136,13 @@ def _record_uri(value: object, did: str, rkey: str) -> str:
     return f"at://{did}/{POST_COLLECTION}/{rkey}"
 
 
-def _published(did: str, rkey: str, uri: object) -> DeliveryResult:
+def _published(did: str, rkey: str, uri: object, cids: tuple[str, ...] = ()) -> DeliveryResult:
     return DeliveryResult(
         outcome="published",
         http_status=200,
         remote_id=_record_uri(uri, did, rkey),
         remote_url=post_url(did, rkey),
+        media_remote_ids=cids,
     )
 
 
@@ -140,6 +158,8 @@ class BlueskyAdapter(NetworkAdapter):
         ``channel -> BlueskyAccess`` (decrypts the channel's credentials).
     sessions
         The session cache (default: in memory).
+    media
+        The media bucket's bytes (``MediaObjects``); needed for posts with media.
     transport, resolver, budget, timer
         Injectable for tests (``timer``: the deadline's clock, float seconds).
     """
@@ -152,6 +172,7 @@ class BlueskyAdapter(NetworkAdapter):
         *,
         access: AccessLoader,
         sessions: SessionCache | None = None,
+        media: MediaObjects | None = None,
         transport: MethodTransport | None = None,
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
@@ -162,6 +183,7 @@ class BlueskyAdapter(NetworkAdapter):
         self.client = BlueskyClient(self.http)
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
+        self.media = media
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -177,6 +199,9 @@ class BlueskyAdapter(NetworkAdapter):
         stop = self.gate(channel, now=now) or self.too_long(channel, request, bluesky_limits())
         if stop is not None:
             return stop
+        violation = media_violation(request)
+        if violation is not None:
+            return DeliveryResult(outcome="failed", reason="refused", error=violation)
         access = self.access(channel)
         rkey = tid(
             request.publish_at, schedule_id=request.schedule_id, channel_id=channel.channel_id
@@ -191,6 +216,10 @@ class BlueskyAdapter(NetworkAdapter):
             )
         except DestinationRefusedError as exc:
             return DeliveryResult(outcome="failed", error=f"{exc.kind}: {exc}")
+        except MediaRefusedError as exc:
+            return DeliveryResult(
+                outcome="failed", http_status=exc.http_status, reason="refused", error=str(exc)
+            )
         except OutboundError as exc:
             raise retryable(NETWORK, exc) from exc
 
@@ -208,8 +237,19 @@ class BlueskyAdapter(NetworkAdapter):
             found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
                 return found
+        data = read_checked(self.media, request.media)
         session = self._session(client, channel, access)
+        blobs = upload_blobs(
+            lambda send: self._call(client, channel, access, send, now=now),
+            client,
+            access.service_url,
+            request.media,
+            data,
+        )
         record = self._record(client, access, request)
+        if blobs:
+            record["embed"] = embed_of(request.media, blobs)
+        cids = tuple(blob["ref"]["$link"] for blob in blobs)
         answer = self._call(
             client,
             channel,
@@ -218,7 +258,7 @@ class BlueskyAdapter(NetworkAdapter):
             now=now,
         )
         if answer.status == 200:
-            return _published(session.did, rkey, answer.json_object().get("uri"))
+            return _published(session.did, rkey, answer.json_object().get("uri"), cids)
         if answer.status == 400 and xrpc_error(answer) == "InvalidSwap":
             found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
@@ -302,7 +342,7 @@ class BlueskyAdapter(NetworkAdapter):
             request.publish_at
         ):
             return None
-        return _published(did, rkey, data.get("uri"))
+        return _published(did, rkey, data.get("uri"), embedded_cids(value))
 
     # -- sessions and the common answer handling ------------------------------------------------
 

@@ -244,3 +244,19 @@ class BlueskyClient:
             self._url(service_url, "com.atproto.repo.getRecord"),
             query={"repo": did, "collection": POST_COLLECTION, "rkey": rkey},
         )
+
+    def upload_blob(
+        self, service_url: str, session: BlueskySession, data: bytes, content_type: str
+    ) -> HttpAnswer:
+        """``com.atproto.repo.uploadBlob`` of ``data`` (the body is the bytes, ``Content-Type``
+        the probed type: https://docs.bsky.app/docs/api/com-atproto-repo-upload-blob). The
+        answer's ``blob`` is the blob ref to embed; the same bytes give the same CID."""
+        return self.http.request(
+            "POST",
+            self._url(service_url, "com.atproto.repo.uploadBlob"),
+            data=data,
+            headers={
+                "Content-Type": content_type,
+                "Authorization": f"Bearer {session.access_jwt.get_secret_value()}",
+            },
+        )

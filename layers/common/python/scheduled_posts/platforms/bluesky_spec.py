@@ -1,7 +1,8 @@
 """The ``bluesky`` platform's spec: posts in the account of ``handle`` on the PDS of
 ``service_url`` (default ``https://bsky.social``) with an ``app_password``; the check opens a
 session (``com.atproto.server.createSession``), which the channel caches sealed; the length
-rule is the lexicon's (``platforms/text_length.py``). The adapter's module is imported when the
+rule is the lexicon's (``platforms/text_length.py``); media are published as the record's
+images or video embed (``platforms/bluesky_media.py``). The adapter's module is imported when the
 first adapter or check is built."""
 
 from __future__ import annotations
@@ -33,10 +34,12 @@ if TYPE_CHECKING:
 
 def _adapter(
     settings: Settings,
+    *,
     access: Any = None,
     sessions: Any = None,
     transport: Any = None,
     resolver: Any = None,
+    media: Any = None,
     **_: Any,
 ) -> PlatformAdapter:
     from scheduled_posts.platforms.bluesky import BlueskyAdapter
@@ -45,6 +48,7 @@ def _adapter(
         settings,
         access=required("access", access),
         sessions=sessions,
+        media=media,
         transport=transport,
         resolver=resolver,
     )
@@ -104,4 +108,5 @@ SPEC = PlatformSpec(
     access=_access,
     length_rule=bluesky_rule,
     account_key=account_did,
+    publishes_media=True,
 )

@@ -212,14 +212,16 @@ class OutboundHttp:
         *,
         json_body: Any = None,
         form: Mapping[str, FormField] | None = None,
+        data: bytes | None = None,
         query: Mapping[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         secrets: Sequence[str] = (),
     ) -> HttpAnswer:
         """Send one request; ``json_body`` (any JSON value, ``None`` for no body) is sent as
         compact UTF-8 JSON, or ``form`` as ``multipart/form-data`` (RFC 7578, urllib3's
-        encoder; a file field is ``(name, bytes, content type)``); ``secrets`` (in the body)
-        and ``Authorization`` are ``sent_secrets``.
+        encoder; a file field is ``(name, bytes, content type)``), or ``data`` (bytes, e.g. a
+        Bluesky blob) as is, with the ``Content-Type`` the caller gives in ``headers``;
+        ``secrets`` (in the body) and ``Authorization`` are ``sent_secrets``.
 
         Raises
         ------
@@ -231,7 +233,7 @@ class OutboundHttp:
             When the host does not resolve, the connection fails, the exchange times out or
             the attempt's deadline has passed (``timeout``, nothing sent).
         """
-        body, content_type = _encode_body(json_body, form)
+        body, content_type = _encode_body(json_body, form, data)
         timeout = self._timeout()
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
@@ -271,9 +273,15 @@ class OutboundHttp:
         return HttpAnswer(answer.status, answer.headers, answer.body, sent_secrets=sent)
 
 
-def _encode_body(json_body: Any, form: Mapping[str, FormField] | None) -> tuple[bytes, str | None]:
-    """``(body, Content-Type)`` of a request: JSON, multipart or none."""
-    if form is not None:
+def _encode_body(
+    json_body: Any, form: Mapping[str, FormField] | None, data: bytes | None = None
+) -> tuple[bytes, str | None]:
+    """``(body, Content-Type)`` of a request: JSON, multipart, raw bytes (the caller's type)
+    or none."""
+    content_type: str | None
+    if data is not None:
+        body, content_type = data, None
+    elif form is not None:
         body, content_type = encode_multipart_formdata(dict(form))
     elif json_body is not None:
         body = json.dumps(json_body, ensure_ascii=False, separators=(",", ":")).encode()

@@ -89,8 +89,9 @@ def get_adapter(platform: str, *, settings: Settings, **collaborators: Any) -> P
     collaborators
         Injectable dependencies given to the factory, which ignores those it does not know:
         ``transport=`` and ``resolver=`` (tests pass fakes), ``access=`` (``channel -> access``
-        over the sealed credentials: every platform with credentials needs it) and
-        ``sessions=`` (Bluesky's session cache).
+        over the sealed credentials: every platform with credentials needs it),
+        ``sessions=`` (Bluesky's session cache) and ``media=`` (the media bucket's bytes and
+        links, a :class:`~scheduled_posts.platforms.base.MediaObjects`: Bluesky and webhooks).
 
     Raises
     ------

@@ -8,7 +8,8 @@ Request::
     webhook-id, webhook-timestamp, webhook-signature, X-Signature  (platforms/signing.py)
     User-Agent: scheduled-posts-webhook/1
 
-    {"schedule_id", "channel_id", "content", "media_ids", "publish_at", "attempt"}
+    {"schedule_id", "channel_id", "content", "media_ids", "publish_at", "attempt",
+     "idempotency_key", "media"}   ("media" only with resolved media: platforms/webhook_media.py)
 
 Safety at send time: the URL is checked again with
 :func:`~scheduled_posts.platforms.url_policy.check_destination` (a fresh DNS answer), and the
@@ -53,7 +54,7 @@ from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, MediaObjects
 from scheduled_posts.platforms.retry_after import bounded_retry_after
 from scheduled_posts.platforms.signing import signature_headers
 from scheduled_posts.platforms.url_policy import (
@@ -64,6 +65,7 @@ from scheduled_posts.platforms.url_policy import (
     check_destination,
     system_resolver,
 )
+from scheduled_posts.platforms.webhook_media import MediaStoreMissingError, media_entries
 from scheduled_posts.settings import Settings
 
 #: Most response bytes read (64 KiB); the rest is discarded unread.
@@ -396,10 +398,11 @@ class Urllib3Transport:
             response.close()
 
 
-def build_body(request: DeliveryRequest) -> bytes:
+def build_body(request: DeliveryRequest, media: list[dict[str, Any]] | None = None) -> bytes:
     """The JSON body, UTF-8, compact: ``schedule_id``, ``channel_id``, ``content``,
     ``media_ids`` (list), ``publish_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``), ``attempt`` (int),
-    ``idempotency_key`` (the header's value, here under the signature)."""
+    ``idempotency_key`` (the header's value, here under the signature), and ``media`` when
+    given (``webhook_media.media_entries``)."""
     payload = {
         "schedule_id": request.schedule_id,
         "channel_id": request.channel_id,
@@ -409,6 +412,8 @@ def build_body(request: DeliveryRequest) -> bytes:
         "attempt": request.attempt,
         "idempotency_key": request.idempotency_key,
     }
+    if media:
+        payload["media"] = media
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -463,6 +468,8 @@ class WebhookAdapter:
         Sends the request (default :class:`Urllib3Transport`); tests pass a fake receiver.
     resolver
         Name resolution for the send-time check (default :func:`system_resolver`).
+    media
+        The media bucket (``MediaObjects``): the body's download links of a post's media.
     """
 
     platform = "webhook"
@@ -474,8 +481,10 @@ class WebhookAdapter:
         transport: Transport | None = None,
         resolver: Resolver | None = None,
         user_agent: str = USER_AGENT,
+        media: MediaObjects | None = None,
     ) -> None:
         self.settings = settings
+        self.media = media
         self.transport: Transport = transport if transport is not None else Urllib3Transport()
         self.resolver: Resolver = resolver if resolver is not None else system_resolver
         self.user_agent = user_agent
@@ -499,9 +508,13 @@ class WebhookAdapter:
             resolve now. Its message starts with an :class:`AttemptError` word or ``http_<n>``.
         """
         try:
+            body = build_body(request, media_entries(request, self.media, now=now))
+        except MediaStoreMissingError as exc:
+            return DeliveryResult(outcome="failed", error=str(exc))
+        try:
             response = self.post_signed(
                 channel.url,
-                build_body(request),
+                body,
                 secrets=signing_secrets(channel, now),
                 idempotency_key=request.idempotency_key,
                 now=now,

@@ -1,6 +1,6 @@
 """The ``webhook`` platform's spec: a signed POST to the channel's ``url``
 (``platforms/webhook.py``), checked by the outbound URL policy; no credentials, no length
-rule."""
+rule; media are listed in the signed body with download links (``platforms/webhook_media.py``)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,16 @@ from scheduled_posts.settings import Settings
 
 
 def _adapter(
-    settings: Settings, transport: Any = None, resolver: Any = None, **_: Any
+    settings: Settings,
+    *,
+    transport: Any = None,
+    resolver: Any = None,
+    media: Any = None,
+    **_: Any,
 ) -> PlatformAdapter:
     from scheduled_posts.platforms.webhook import WebhookAdapter
 
-    return WebhookAdapter(settings, transport=transport, resolver=resolver)
+    return WebhookAdapter(settings, transport=transport, resolver=resolver, media=media)
 
 
 SPEC = PlatformSpec(
