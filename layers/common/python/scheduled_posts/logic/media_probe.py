@@ -146,7 +146,10 @@ def _probe_mp4(data: bytes) -> tuple[dict[str, Any] | None, RejectionReason | No
         return None, RejectionReason.UNSUPPORTED_TYPE
     facts: dict[str, Any] = {"content_type": "video/mp4"}
     try:
-        facts["duration_seconds"] = round(float(MP4(io.BytesIO(data)).info.length), 3)
+        info = MP4(io.BytesIO(data)).info
+        if info is None:
+            raise ValueError("no stream information")
+        facts["duration_seconds"] = round(float(info.length), 3)
         size = _track_size(Atoms(io.BytesIO(data)), io.BytesIO(data))
     except (MutagenError, KeyError, ValueError, struct.error, OSError):
         return facts, RejectionReason.TRUNCATED
