@@ -141,6 +141,8 @@ def test_a_png_declared_as_jpeg_is_rejected_and_its_bytes_deleted(
         "image/png",
     )
     assert "content_type you declared" in done["reason_detail"]
+    again = media_api.post(f"/v1/media/{created['media_id']}/complete")
+    assert (again.status, again.json) == (200, done)  # its bytes are gone: not probed again
     listed = s3.list_objects_v2(Bucket=aws.settings.MEDIA_BUCKET_NAME)
     assert listed.get("KeyCount") == 0
 
