@@ -44,6 +44,12 @@ EXPECTED_ROUTE_KEYS = {
     "POST /v1/notification-endpoints",
     "DELETE /v1/notification-endpoints/{endpoint_id}",
     "POST /v1/notification-endpoints/{endpoint_id}/rotate-secret",
+    "GET /v1/media",
+    "POST /v1/media",
+    "GET /v1/media/{media_id}",
+    "PATCH /v1/media/{media_id}",
+    "DELETE /v1/media/{media_id}",
+    "POST /v1/media/{media_id}/complete",
 }
 
 

@@ -1,17 +1,24 @@
-"""An in-memory :class:`~scheduled_posts.platforms.base.MediaObjects` for the adapters' tests,
-written to that protocol (``read`` and ``download_url``), not to ``data/media.py``'s S3 class:
-the bytes by ``object_key`` in a dict, and a loopback download URL that names the key and its
-validity. :func:`png` makes a real PNG with Pillow and :meth:`MemoryMediaObjects.add` stores it
-as a ready upload (probed facts computed from the bytes, as the probe would).
+"""Media for tests: an in-memory :class:`~scheduled_posts.platforms.base.MediaObjects` for the
+adapters' tests, written to that protocol (``read`` and ``download_url``), not to
+``data/media.py``'s S3 class (the bytes by ``object_key`` in a dict, and a loopback download URL
+that names the key and its validity; :func:`png` makes a real PNG with Pillow and
+:meth:`MemoryMediaObjects.add` stores it as a ready upload, probed facts computed from the
+bytes); and :func:`ready_media`, for tests that need a post with media but not the upload
+itself: the item a probe would leave (``POST /v1/media`` then ``complete``), written straight to
+the table.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+from datetime import UTC, datetime
 
+from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.media import Media, MediaCreate, MediaStatus, Probed
 from scheduled_posts.platforms.base import PublishedMedia
+from scheduled_posts.settings import Settings
 
 #: The origin of the fake's download URLs (nothing listens there: tests read the URL only).
 DOWNLOAD_ORIGIN = "http://127.0.0.1:9"
@@ -74,3 +81,24 @@ class MemoryMediaObjects:
     def download_url(self, media: PublishedMedia, *, expires_seconds: int) -> str:
         self.urls.append((media.object_key, expires_seconds))
         return f"{DOWNLOAD_ORIGIN}/{media.object_key}?X-Amz-Expires={expires_seconds}"
+
+
+def ready_media(
+    settings: Settings, owner: str = "alice", *, alt_text: str | None = None, data: bytes = b"png"
+) -> str:
+    """Store a ``ready`` PNG upload of ``owner`` (3 x 2 pixels, ``data`` as its bytes' hash) in
+    ``settings``' posts table; returns its ``media_id``."""
+    request = MediaCreate(content_type="image/png", size=len(data), alt_text=alt_text)
+    media = Media.new(owner, request, datetime.now(UTC))
+    probed = Probed(
+        content_type="image/png",
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        width=3,
+        height=2,
+    )
+    ready = media.model_copy(update={"status": MediaStatus.READY, "probed": probed})
+    MediaRepository(posts_table_name=settings.POSTS_TABLE_NAME).put_new(
+        ready.model_copy(update={"expires_at": None})
+    )
+    return media.media_id

@@ -15,8 +15,15 @@ from scheduled_posts.models.network import ChannelAccount
 from scheduled_posts.models.post import Channel
 from tests.support.api import ApiClient
 from tests.support.fixtures import AwsResources
+from tests.support.media import ready_media
 
 PUBLISH_AT = "2026-11-29T13:00:00Z"
+
+
+@pytest.fixture
+def m1(aws: AwsResources, alice: ApiClient) -> str:
+    """A ready upload of alice's: a post's media_ids name ready uploads."""
+    return ready_media(aws.settings)
 
 
 def network_channel(aws: AwsResources, platform: str, owner: str = "alice") -> str:
@@ -48,13 +55,13 @@ def assert_media_refused(answer: Any, channel_id: str, platform: str) -> None:
 
 @pytest.mark.parametrize("platform", ["mastodon"])
 def test_post_with_media_for_a_network_channel_is_422_and_nothing_is_stored(
-    alice: ApiClient, aws: AwsResources, platform: str
+    m1: str, alice: ApiClient, aws: AwsResources, platform: str
 ) -> None:
     channel_id = network_channel(aws, platform)
     webhook = alice.create_channel()
     body = {
         "content": "look",
-        "media_ids": ["m1"],
+        "media_ids": [m1],
         "publish_at": PUBLISH_AT,
         "channel_ids": [webhook, channel_id],
     }
@@ -62,11 +69,11 @@ def test_post_with_media_for_a_network_channel_is_422_and_nothing_is_stored(
     assert alice.get("/v1/scheduled-posts").json["items"] == []
 
 
-def test_post_with_media_for_a_webhook_only_is_created(alice: ApiClient) -> None:
+def test_post_with_media_for_a_webhook_only_is_created(m1: str, alice: ApiClient) -> None:
     webhook = alice.create_channel()
-    body = {"content": "look", "media_ids": ["m1"], "publish_at": PUBLISH_AT}
+    body = {"content": "look", "media_ids": [m1], "publish_at": PUBLISH_AT}
     answer = alice.post("/v1/scheduled-posts", {**body, "channel_ids": [webhook]})
-    assert (answer.status, answer.json["media_ids"]) == (201, ["m1"]), answer.json
+    assert (answer.status, answer.json["media_ids"]) == (201, [m1]), answer.json
 
 
 def test_post_without_media_for_a_network_channel_is_created(
@@ -77,24 +84,24 @@ def test_post_without_media_for_a_network_channel_is_created(
 
 
 def test_edit_adding_media_to_a_network_post_is_422_and_keeps_the_post(
-    alice: ApiClient, aws: AwsResources
+    m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
     channel_id = network_channel(aws, "mastodon")
     post = alice.schedule(PUBLISH_AT, [channel_id], "short")
     path = f"/v1/scheduled-posts/{post['schedule_id']}"
-    assert_media_refused(alice.patch(path, {"media_ids": ["m1"]}), channel_id, "mastodon")
+    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "mastodon")
     got = alice.get(path).json
     assert (got["media_ids"], got["version"]) == ([], 1)
 
 
 def test_edit_adding_a_network_channel_to_a_post_with_media_is_422(
-    alice: ApiClient, aws: AwsResources
+    m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
     channel_id = network_channel(aws, "mastodon")
     webhook = alice.create_channel()
     created = alice.post(
         "/v1/scheduled-posts",
-        {"content": "x", "media_ids": ["m1"], "publish_at": PUBLISH_AT, "channel_ids": [webhook]},
+        {"content": "x", "media_ids": [m1], "publish_at": PUBLISH_AT, "channel_ids": [webhook]},
     )
     path = f"/v1/scheduled-posts/{created.json['schedule_id']}"
     answer = alice.patch(path, {"channel_ids": [webhook, channel_id]})
@@ -116,32 +123,32 @@ SERIES = {"content": "weekly", "timezone": "UTC", "cron": "0 9 * * *"}
 
 @pytest.mark.parametrize("platform", ["mastodon"])
 def test_series_with_media_for_a_network_channel_is_422(
-    alice: ApiClient, aws: AwsResources, platform: str
+    m1: str, alice: ApiClient, aws: AwsResources, platform: str
 ) -> None:
     channel_id = network_channel(aws, platform)
-    body = {**SERIES, "media_ids": ["m1"], "channel_ids": [channel_id]}
+    body = {**SERIES, "media_ids": [m1], "channel_ids": [channel_id]}
     assert_media_refused(alice.post("/v1/recurring-schedules", body), channel_id, platform)
     assert alice.get("/v1/recurring-schedules").json["items"] == []
 
 
 def test_series_edit_adding_media_for_a_network_channel_is_422_and_keeps_it(
-    alice: ApiClient, aws: AwsResources
+    m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
     channel_id = network_channel(aws, "mastodon")
     created = alice.post("/v1/recurring-schedules", {**SERIES, "channel_ids": [channel_id]})
     assert created.status == 201, created.json
     path = f"/v1/recurring-schedules/{created.json['series_id']}"
-    assert_media_refused(alice.patch(path, {"media_ids": ["m1"]}), channel_id, "mastodon")
+    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "mastodon")
     got = alice.get(path).json
     assert (got["media_ids"], got["version"]) == ([], 1)
 
 
 def test_series_edit_adding_a_network_channel_to_media_is_422(
-    alice: ApiClient, aws: AwsResources
+    m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
     channel_id = network_channel(aws, "mastodon")
     webhook = alice.create_channel()
-    body = {**SERIES, "media_ids": ["m1"], "channel_ids": [webhook]}
+    body = {**SERIES, "media_ids": [m1], "channel_ids": [webhook]}
     created = alice.post("/v1/recurring-schedules", body)
     assert created.status == 201, created.json
     path = f"/v1/recurring-schedules/{created.json['series_id']}"

@@ -9,10 +9,17 @@ from datetime import timedelta
 import pytest
 
 from tests.support.api import ApiClient, RecordingPromoter, install_api
-from tests.support.fixtures import START
+from tests.support.fixtures import START, AwsResources
+from tests.support.media import ready_media
 
 NEAR = "2026-11-29T12:05:00Z"  # within LOOKAHEAD_SECONDS (600) of START
 FAR = "2026-11-30T09:30:00Z"
+
+
+@pytest.fixture
+def m1(aws: AwsResources, alice: ApiClient) -> str:
+    """A ready upload of alice's: a post's media_ids name ready uploads."""
+    return ready_media(aws.settings)
 
 
 @pytest.fixture
@@ -20,10 +27,12 @@ def channel(alice: ApiClient) -> str:
     return alice.create_channel()
 
 
-def test_create_post_valid_returns_201_shape_and_etag(alice: ApiClient, channel: str) -> None:
+def test_create_post_valid_returns_201_shape_and_etag(
+    m1: str, alice: ApiClient, channel: str
+) -> None:
     answer = alice.post(
         "/v1/scheduled-posts",
-        {"content": "hi", "media_ids": ["m1"], "publish_at": FAR, "channel_ids": [channel]},
+        {"content": "hi", "media_ids": [m1], "publish_at": FAR, "channel_ids": [channel]},
     )
     assert answer.status == 201
     assert answer.headers["ETag"] == '"1"'

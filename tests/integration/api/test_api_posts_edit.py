@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 
 from tests.support.api import ApiClient, RecordingPromoter
+from tests.support.fixtures import AwsResources
+from tests.support.media import ready_media
 
 FAR = "2026-11-30T09:30:00Z"
 LATER = "2026-11-30T14:00:00Z"
+
+
+@pytest.fixture
+def m1(aws: AwsResources, alice: ApiClient) -> str:
+    """A ready upload of alice's: a post's media_ids name ready uploads."""
+    return ready_media(aws.settings)
 
 
 @pytest.fixture
@@ -59,15 +67,15 @@ def test_patch_post_into_lookahead_promotes_new_version(
 
 
 def test_patch_post_clearing_media_removes_them_from_the_stored_post(
-    alice: ApiClient, channel: str, tables
+    m1: str, alice: ApiClient, channel: str, tables
 ) -> None:
     # Given a post with media and a language (both stored only when set, issue 16 W10)
     created = alice.post(
         "/v1/scheduled-posts",
-        {"content": "hi", "publish_at": FAR, "channel_ids": [channel], "media_ids": ["m1"],
+        {"content": "hi", "publish_at": FAR, "channel_ids": [channel], "media_ids": [m1],
          "language": "de"},
     ).json  # fmt: skip
-    assert tables.post_item(created["schedule_id"])["media_ids"] == ["m1"]
+    assert tables.post_item(created["schedule_id"])["media_ids"] == [m1]
     # When the media are cleared
     answer = alice.patch(_path(created), {"media_ids": []})
     # Then the stored post has none, and the next read says so

@@ -19,11 +19,13 @@ from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
+from scheduled_posts.data.media import MediaRepository, S3MediaObjects
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
+from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
 from scheduled_posts.logic.posts import PostDeps, Promoter
 from scheduled_posts.logic.series import SeriesDeps
@@ -83,6 +85,8 @@ class ApiDependencies:
     outbound_transport: MethodTransport | None = None
     #: A boto3 KMS client for sealing credentials (default: the process's).
     kms: Any | None = None
+    #: A boto3 S3 client for the media bucket (default: the process's).
+    s3: Any | None = None
 
     @cached_property
     def credential_checker(self) -> CredentialChecker:
@@ -135,6 +139,20 @@ class ApiDependencies:
             clock=self.clock,
             promoter=promoter,
             dispatcher=_LazyDispatcher(self.settings),
+            media=self.media_deps.media,
+        )
+
+    @cached_property
+    def media_deps(self) -> MediaDeps:
+        """Media uploads: their items, the bucket (``MEDIA_BUCKET_NAME``) and the owner's posts."""
+        return MediaDeps(
+            media=MediaRepository(
+                posts_table_name=self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb
+            ),
+            objects=S3MediaObjects(self.settings.MEDIA_BUCKET_NAME, client=self.s3),
+            posts=self.posts,
+            settings=self.settings,
+            clock=self.clock,
         )
 
     @cached_property
@@ -176,6 +194,7 @@ class ApiDependencies:
             settings=self.settings,
             clock=self.clock,
             promoter=self.post_deps.promoter,
+            media=self.media_deps.media,
         )
 
     @cached_property

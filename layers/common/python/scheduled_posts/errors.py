@@ -34,6 +34,10 @@ class NotificationEndpointNotFoundError(NotFoundError):
     """No notification endpoint with that id for this caller."""
 
 
+class MediaNotFoundError(NotFoundError):
+    """No upload with that id for this caller."""
+
+
 class StateConflictError(ServiceError):
     """The post's state does not allow the request (e.g. PATCH on a published post)."""
 

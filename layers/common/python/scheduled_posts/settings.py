@@ -84,6 +84,16 @@ class Settings(BaseModel):
     RECURRENCE_MAX_AHEAD: int = Field(20, ge=1, le=1000)
     MATERIALIZE_INTERVAL_SECONDS: int = Field(300, ge=1, le=3600)
     MAX_SERIES_PER_USER: int = Field(100, ge=1)
+    #: Media uploads (``docs/api.md``, "Media"): the private bucket of their bytes, the largest
+    #: upload (bytes; at most ``models.media.MAX_MEDIA_BYTES``, 100 MiB), how long a pre-signed
+    #: upload form is valid, pending uploads per user at once (a 409 past it), and the largest
+    #: image in pixels: Mastodon's default ``image_matrix_limit`` (33,177,600 = 7680 x 4320,
+    #: ``app/models/media_attachment.rb``), a guard against decompression bombs.
+    MEDIA_BUCKET_NAME: str = "scheduled-posts-media"
+    MAX_MEDIA_BYTES: int = Field(100 * 1024 * 1024, ge=1, le=100 * 1024 * 1024)
+    MEDIA_UPLOAD_EXPIRES_SECONDS: int = Field(900, ge=60, le=3600)
+    MAX_PENDING_MEDIA_PER_USER: int = Field(100, ge=1, le=10_000)
+    MEDIA_MAX_PIXELS: int = Field(33_177_600, ge=1, le=178_956_970)
     #: HMAC key for pagination cursors. Locally a plain value; in AWS the CDK app stores it in
     #: Secrets Manager and passes ``CURSOR_SECRET_ARN`` instead.
     CURSOR_SECRET: str = ""

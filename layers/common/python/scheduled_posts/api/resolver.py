@@ -21,6 +21,7 @@ from scheduled_posts.api import (
     account,
     channels,
     events,
+    media,
     notification_endpoints,
     posts,
     recurring,
@@ -55,7 +56,16 @@ def build_resolver() -> APIGatewayHttpResolver:
     )
     problems.register(resolver)
     resolver.use(middlewares=[_known_query_only])
-    for module in (service, channels, notification_endpoints, posts, events, account, recurring):
+    for module in (
+        service,
+        channels,
+        notification_endpoints,
+        posts,
+        events,
+        account,
+        recurring,
+        media,
+    ):
         resolver.include_router(module.router)
     return resolver
 

@@ -65,6 +65,10 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/me", "DELETE"),
     *_routes("/v1/me/export", "GET"),
     *_routes("/v1/me/erasure", "GET"),
+    # media.py
+    *_routes("/v1/media", "GET", "POST"),
+    *_routes("/v1/media/{media_id}", "GET", "PATCH", "DELETE"),
+    *_routes("/v1/media/{media_id}/complete", "POST"),
     # recurring.py
     *_routes("/v1/recurring-schedules", "GET", "POST"),
     *_routes("/v1/recurring-schedules/preview", "POST"),

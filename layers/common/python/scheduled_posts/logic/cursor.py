@@ -40,7 +40,9 @@ _CHANNEL_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 FEED_QUERY = "feed"
 OLD_FEED_QUERY = "events"
 _FEED_KEY = re.compile(r"^\d{1,20}$")
-_KEYS = {CHANNELS_QUERY: _CHANNEL_KEY, FEED_QUERY: _FEED_KEY}
+#: The query of a media-list cursor, whose key is a media id (``GET /v1/media``).
+MEDIA_QUERY = "media"
+_KEYS = {CHANNELS_QUERY: _CHANNEL_KEY, FEED_QUERY: _FEED_KEY, MEDIA_QUERY: _CHANNEL_KEY}
 
 
 def _b64(data: bytes) -> str:

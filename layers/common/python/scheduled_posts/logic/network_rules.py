@@ -6,14 +6,21 @@ the channel, the rule, the count and the limit (each platform's ``length_rule``:
 Media: only platforms whose spec says ``publishes_media`` (webhooks) receive ``media_ids`` today
 (decision "Media refused for network channels until they can be published"): a Mastodon or
 Bluesky channel would publish the text alone, so media for one is refused rather than dropped.
+Each of a post's ``media_ids`` must be one of the caller's ``ready`` uploads
+(:func:`ready_media_errors`; decision "Media uploads and the probe"); a webhook takes up to 10
+(``models.api.MAX_MEDIA_IDS``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from scheduled_posts.data.channels import ChannelRepository
+from scheduled_posts.data.media import MediaRepository
+from scheduled_posts.models.api import ID_PATTERN
+from scheduled_posts.models.media import MediaStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.registry import check_length, spec_of
 
@@ -59,6 +66,35 @@ def media_errors(media_ids: Sequence[str], channels: Iterable[Channel]) -> list[
     ]
 
 
+def ready_media_errors(
+    owner: str, media_ids: Sequence[str], *, media: MediaRepository | None
+) -> list[dict[str, Any]]:
+    """One 422 error per entry of ``media_ids`` that is not one of ``owner``'s ``ready`` uploads
+    (``loc ["body", "media_ids", i]``, type ``media_not_ready``); missing and another user's are
+    described in the same words (one BatchGet). ``media=None``: no upload store to check
+    against (a caller that checks other rules only)."""
+    if not media_ids or media is None:
+        return []
+    # Only ids of the shape the service makes can name an upload (and fit in a key).
+    found = media.get_many(owner, [m for m in media_ids if re.fullmatch(ID_PATTERN, m)])
+    errors = []
+    for i, media_id in enumerate(media_ids):
+        item = found.get(media_id)
+        if item is not None and item.status == MediaStatus.READY:
+            continue
+        state = "no ready upload of yours" if item is None else f"your upload is {item.status}"
+        shown = media_id if len(media_id) <= 64 and media_id.isprintable() else "this id"
+        errors.append(
+            {
+                "loc": ["body", "media_ids", i],
+                "msg": f"{shown!r}: {state}; media_ids must name your ready uploads "
+                "(POST /v1/media, then complete)",
+                "type": "media_not_ready",
+            }
+        )
+    return errors
+
+
 def channel_rule_errors(
     content: str, media_ids: Sequence[str], channels: Iterable[Channel]
 ) -> list[dict[str, Any]]:
@@ -75,27 +111,35 @@ def channel_errors(
     content: str,
     media_ids: Sequence[str],
     given: bool = True,
+    media: MediaRepository | None = None,
 ) -> list[dict[str, Any]]:
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
     ``owner``'s (``channel_not_found``, when the request ``given`` them), then
-    :func:`channel_rule_errors` of those that are (one BatchGet)."""
+    :func:`channel_rule_errors` of those that are (one BatchGet), then
+    :func:`ready_media_errors` of ``media_ids`` against ``media``."""
     found = channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
         for i, channel_id in enumerate(channel_ids)
         if given and channel_id not in found
     ]
-    return missing + channel_rule_errors(
-        content, media_ids, (found[c] for c in channel_ids if c in found)
-    )
+    rules = channel_rule_errors(content, media_ids, (found[c] for c in channel_ids if c in found))
+    return missing + rules + ready_media_errors(owner, media_ids, media=media)
 
 
 def patched_channel_errors(
-    owner: str, stored: Any, patch: Any, *, channels: ChannelRepository
+    owner: str,
+    stored: Any,
+    patch: Any,
+    *,
+    channels: ChannelRepository,
+    media: MediaRepository | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`channel_errors` of ``stored`` (a post or a series) as ``patch`` (its PATCH model)
     leaves its ``content``, ``media_ids`` and ``channel_ids``; none when the patch changes none
-    of them. Only channels the patch names are checked to exist."""
+    of them. Only channels the patch names are checked to exist, and only ``media_ids`` the patch
+    gives are checked to be ready uploads (a post made before uploads existed keeps its opaque
+    ids through an edit of its text)."""
     if patch.channel_ids is None and patch.content is None and patch.media_ids is None:
         return []
     return channel_errors(
@@ -105,4 +149,5 @@ def patched_channel_errors(
         content=patch.content if patch.content is not None else stored.content,
         media_ids=list(patch.media_ids if patch.media_ids is not None else stored.media_ids),
         given=patch.channel_ids is not None,
+        media=media if patch.media_ids is not None else None,
     )

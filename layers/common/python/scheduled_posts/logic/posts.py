@@ -27,6 +27,7 @@ from scheduled_posts import keys
 from scheduled_posts.clock import Clock, epoch_seconds, format_instant
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import (
     PostNotFoundError,
@@ -68,6 +69,7 @@ class PostDeps:
     promoter: Promoter | None = None
     #: Sends a dispatch message with a delay in seconds (the follow-up of a waiting post's edit).
     dispatcher: Callable[[DispatchMessage, int], None] | None = None
+    media: MediaRepository | None = None  # the uploads media_ids name (None: not checked)
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,7 @@ def create_post(
             channels=deps.channels,
             content=request.content,
             media_ids=request.media_ids,
+            media=deps.media,
         )
     )
     schedule_id = schedule_id or str(uuid.uuid4())
@@ -369,7 +372,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     errors: list[dict] = []
     if patch.publish_at is not None:
         errors += _publish_at_errors(patch.publish_at, now, deps.settings)
-    errors += patched_channel_errors(owner, post, patch, channels=deps.channels)
+    errors += patched_channel_errors(owner, post, patch, channels=deps.channels, media=deps.media)
     _raise_if(errors)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language"):
@@ -466,7 +469,9 @@ def _reschedule_missed(
     assert patch.publish_at is not None
     errors = _publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
-    errors += patched_channel_errors(post.owner, post, patch, channels=deps.channels)
+    errors += patched_channel_errors(
+        post.owner, post, patch, channels=deps.channels, media=deps.media
+    )
     _raise_if(errors)
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,

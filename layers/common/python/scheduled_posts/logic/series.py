@@ -25,6 +25,7 @@ from typing import Any
 from scheduled_posts import keys, recurrence
 from scheduled_posts.clock import Clock, format_instant
 from scheduled_posts.data.channels import ChannelRepository
+from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesChangedError, SeriesRepository
 from scheduled_posts.errors import (
@@ -124,6 +125,7 @@ class SeriesDeps:
     settings: Settings
     clock: Clock
     promoter: Promoter | None = None
+    media: MediaRepository | None = None  # the uploads media_ids name (None: not checked)
 
     @property
     def materialize(self) -> MaterializeDeps:
@@ -197,7 +199,9 @@ def _owned(owner: str, series_id: str, deps: SeriesDeps) -> Series:
 
 def _raise_channel_errors(series: Series, patch: SeriesPatch, deps: SeriesDeps) -> None:
     """The posts' channel rules for the fields ``patch`` leaves ``series`` with (a 422)."""
-    errors = patched_channel_errors(series.owner, series, patch, channels=deps.channels)
+    errors = patched_channel_errors(
+        series.owner, series, patch, channels=deps.channels, media=deps.media
+    )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
 
@@ -244,6 +248,7 @@ def create_series(
         channels=deps.channels,
         content=request.content,
         media_ids=request.media_ids,
+        media=deps.media,
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
