@@ -37,11 +37,11 @@ class Lookup:
         self.fail = fail
         self.calls = 0
 
-    def get_many(self, owner: str, media_ids: Sequence[str]) -> list[Upload]:
+    def get_many(self, owner: str, media_ids: Sequence[str]) -> dict[str, Upload]:
         self.calls += 1
         if self.fail:
             raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "Get")
-        return [self.uploads[m] for m in media_ids if m in self.uploads]
+        return {m: self.uploads[m] for m in media_ids if m in self.uploads}
 
 
 def test_ready_uploads_come_in_the_posts_order() -> None:
@@ -73,12 +73,12 @@ def test_a_missing_or_unready_upload_refuses_the_delivery(
 
 
 def test_a_webhook_post_from_before_uploads_keeps_its_free_media_ids() -> None:
-    got = resolve("alice", ["free-string"], "webhook", Lookup)
+    got = resolve("alice", ["free string from before uploads"], "webhook", Lookup)
     assert got.media == () and got.refusal is None
 
 
 def test_the_same_free_ids_on_a_network_channel_are_refused() -> None:
-    got = resolve("alice", ["free-string"], "bluesky", Lookup)
+    got = resolve("alice", ["free string from before uploads"], "bluesky", Lookup)
     assert got.refusal is not None and got.refusal.startswith("media_")
 
 

@@ -21,6 +21,7 @@ A read that fails (DynamoDB throttled) raises :class:`RetryableDeliveryError`: r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,15 +30,17 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle.reasons import DeliveryError
+from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.platforms.base import PublishedMedia
 from scheduled_posts.platforms.registry import spec_of
 
 
 class MediaLookup(Protocol):
-    """Reads uploads by id (``data/media.py`` ``MediaRepository`` implements it): the items of
-    ``owner`` among ``media_ids`` that exist, any status (another owner's ids are absent)."""
+    """Reads uploads by id (``data/media.py`` ``MediaRepository`` implements it): ``media_id ->
+    item`` for those of ``media_ids`` that are ``owner``'s, any status (another owner's ids are
+    absent)."""
 
-    def get_many(self, owner: str, media_ids: Sequence[str]) -> Sequence[Any]: ...
+    def get_many(self, owner: str, media_ids: Sequence[str]) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,10 @@ def resolve(
     if not spec.publishes_media:
         return PostMedia(refusal=DeliveryError.MEDIA_UNSUPPORTED.value)
     try:
-        items = lookup().get_many(owner, media_ids)
-        found: Mapping[str, Any] = {m.media_id: m for m in items}
+        # only ids shaped like the service's own are looked up (a free string from before
+        # uploads cannot be one, and may be no valid key)
+        shaped = [m for m in media_ids if re.fullmatch(ID_PATTERN, m)]
+        found: Mapping[str, Any] = lookup().get_many(owner, shaped) if shaped else {}
     except (BotoCoreError, ClientError) as exc:
         raise RetryableDeliveryError(f"media could not be read: {exc}") from exc
     if not found and platform == "webhook":

@@ -97,4 +97,5 @@ SPEC = PlatformSpec(
     check=_check,
     access=_access,
     length_rule=mastodon_rule,
+    publishes_media=True,
 )
