@@ -1,10 +1,14 @@
-"""Media for a Mastodon channel are refused (422 naming the channel, ``media_ids`` and the
-rule) on post create and edit, and on a recurring schedule's create and edit, until its media
-publish path exists; webhooks and Bluesky take media (decisions "Media refused for network
-channels until they can be published", "Publishing media to Bluesky and webhooks")."""
+"""Media for a channel of a platform that cannot publish them (``PlatformSpec.publishes_media``
+false: here ``textonly``, a registered copy of Mastodon's spec without media, since every real
+network publishes media now) are refused (422 naming the channel, ``media_ids`` and the rule)
+on post create and edit, and on a recurring schedule's create and edit; webhooks, Mastodon and
+Bluesky take media (decisions "Media refused for network channels until they can be
+published", "Publishing media to Bluesky and webhooks")."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,11 +17,19 @@ import pytest
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.models.network import ChannelAccount
 from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.registry import registered, spec_of
 from tests.support.api import ApiClient
 from tests.support.fixtures import AwsResources
 from tests.support.media import ready_media
 
 PUBLISH_AT = "2026-11-29T13:00:00Z"
+
+
+@pytest.fixture(autouse=True)
+def textonly() -> Iterator[str]:
+    """A network platform whose adapter cannot publish media."""
+    with registered(replace(spec_of("mastodon"), name="textonly", publishes_media=False)):
+        yield "textonly"
 
 
 @pytest.fixture
@@ -53,7 +65,7 @@ def assert_media_refused(answer: Any, channel_id: str, platform: str) -> None:
     assert "cannot publish media" in error["msg"]
 
 
-@pytest.mark.parametrize("platform", ["mastodon"])
+@pytest.mark.parametrize("platform", ["textonly"])
 def test_post_with_media_for_a_network_channel_is_422_and_nothing_is_stored(
     m1: str, alice: ApiClient, aws: AwsResources, platform: str
 ) -> None:
@@ -79,17 +91,17 @@ def test_post_with_media_for_a_webhook_only_is_created(m1: str, alice: ApiClient
 def test_post_without_media_for_a_network_channel_is_created(
     alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     assert alice.schedule(PUBLISH_AT, [channel_id], "text only")["media_ids"] == []
 
 
 def test_edit_adding_media_to_a_network_post_is_422_and_keeps_the_post(
     m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     post = alice.schedule(PUBLISH_AT, [channel_id], "short")
     path = f"/v1/scheduled-posts/{post['schedule_id']}"
-    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "mastodon")
+    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "textonly")
     got = alice.get(path).json
     assert (got["media_ids"], got["version"]) == ([], 1)
 
@@ -97,7 +109,7 @@ def test_edit_adding_media_to_a_network_post_is_422_and_keeps_the_post(
 def test_edit_adding_a_network_channel_to_a_post_with_media_is_422(
     m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     webhook = alice.create_channel()
     created = alice.post(
         "/v1/scheduled-posts",
@@ -105,14 +117,14 @@ def test_edit_adding_a_network_channel_to_a_post_with_media_is_422(
     )
     path = f"/v1/scheduled-posts/{created.json['schedule_id']}"
     answer = alice.patch(path, {"channel_ids": [webhook, channel_id]})
-    assert_media_refused(answer, channel_id, "mastodon")
+    assert_media_refused(answer, channel_id, "textonly")
     assert alice.get(path).json["channel_ids"] == [webhook]
 
 
 def test_edit_removing_the_media_of_a_network_post_is_accepted(
     alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     post = alice.schedule(PUBLISH_AT, [channel_id], "short")
     answer = alice.patch(f"/v1/scheduled-posts/{post['schedule_id']}", {"media_ids": []})
     assert answer.status == 200, answer.json
@@ -121,7 +133,7 @@ def test_edit_removing_the_media_of_a_network_post_is_accepted(
 SERIES = {"content": "weekly", "timezone": "UTC", "cron": "0 9 * * *"}
 
 
-@pytest.mark.parametrize("platform", ["mastodon"])
+@pytest.mark.parametrize("platform", ["textonly"])
 def test_series_with_media_for_a_network_channel_is_422(
     m1: str, alice: ApiClient, aws: AwsResources, platform: str
 ) -> None:
@@ -134,11 +146,11 @@ def test_series_with_media_for_a_network_channel_is_422(
 def test_series_edit_adding_media_for_a_network_channel_is_422_and_keeps_it(
     m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     created = alice.post("/v1/recurring-schedules", {**SERIES, "channel_ids": [channel_id]})
     assert created.status == 201, created.json
     path = f"/v1/recurring-schedules/{created.json['series_id']}"
-    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "mastodon")
+    assert_media_refused(alice.patch(path, {"media_ids": [m1]}), channel_id, "textonly")
     got = alice.get(path).json
     assert (got["media_ids"], got["version"]) == ([], 1)
 
@@ -146,11 +158,11 @@ def test_series_edit_adding_media_for_a_network_channel_is_422_and_keeps_it(
 def test_series_edit_adding_a_network_channel_to_media_is_422(
     m1: str, alice: ApiClient, aws: AwsResources
 ) -> None:
-    channel_id = network_channel(aws, "mastodon")
+    channel_id = network_channel(aws, "textonly")
     webhook = alice.create_channel()
     body = {**SERIES, "media_ids": [m1], "channel_ids": [webhook]}
     created = alice.post("/v1/recurring-schedules", body)
     assert created.status == 201, created.json
     path = f"/v1/recurring-schedules/{created.json['series_id']}"
     answer = alice.patch(path, {"channel_ids": [webhook, channel_id]})
-    assert_media_refused(answer, channel_id, "mastodon")
+    assert_media_refused(answer, channel_id, "textonly")

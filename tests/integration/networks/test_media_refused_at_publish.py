@@ -1,13 +1,14 @@
-"""A stored post with media for a Mastodon channel (written before the API refused them) is
-never published as text alone: the worker fails that delivery with
+"""A stored post with media for a channel of a platform that cannot publish them (here
+``textonly``, a registered copy of Mastodon's spec without media: Mastodon and Bluesky publish
+media now) is never published as text alone: the worker fails that delivery with
 ``DeliveryError.MEDIA_UNSUPPORTED`` without calling the network, and a webhook of the same post
-still gets its media (decision "Media refused for network channels until they can be
-published"). Bluesky publishes media now; its adapter refuses media ids without ready uploads
-itself (``tests/integration/networks/test_bluesky_media.py``)."""
+is still sent (decisions "Media refused for network channels until they can be published",
+"Media are checked again before publishing")."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +19,7 @@ from scheduled_posts.lifecycle.reasons import DeliveryError
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.post import Channel, DeliveryStatus, PostStatus
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.registry import registered, spec_of
 from tests.integration.dispatch.conftest import FirePath, build_fire_path
 from tests.support.clock import SimClock
 from tests.support.factories import create_channel, create_post
@@ -58,11 +60,13 @@ def fire(clock: SimClock) -> Iterator[WithNetworks]:
             queue=base.queue,
             due_index=base.due_index,
         )
-        world.networks = {p: RecordingNetwork(p) for p in ("mastodon", "bluesky")}
-        yield world
+        world.networks = {p: RecordingNetwork(p) for p in ("mastodon", "textonly")}
+        spec = replace(spec_of("mastodon"), name="textonly", publishes_media=False)
+        with registered(spec):
+            yield world
 
 
-@pytest.mark.parametrize("platform", ["mastodon"])
+@pytest.mark.parametrize("platform", ["textonly"])
 def test_stored_post_with_media_for_a_network_channel_fails_that_channel_unsent(
     fire: WithNetworks, platform: str
 ) -> None:
