@@ -25,6 +25,8 @@ class Settings(BaseModel):
     POSTS_TABLE_NAME: str = "scheduled-posts-posts"
     DUE_INDEX_TABLE_NAME: str = "scheduled-posts-due-index"
     IDEMPOTENCY_TABLE_NAME: str = "scheduled-posts-idempotency"
+    #: The private bucket of uploads (``scheduled_posts/buckets.py``).
+    MEDIA_BUCKET_NAME: str = "scheduled-posts-media"
     DISPATCH_QUEUE_URL: str = ""
     #: Every dispatch queue, comma-separated, when there are several (issue 16: one event
     #: source mapping scales to 1,000 concurrent batches at most); empty: only
