@@ -1,0 +1,139 @@
+"""The embedded AWS's media bucket: made from the shared definition, reachable by a pre-signed
+POST from this machine."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from werkzeug.serving import make_server
+
+from local.config import LocalConfig, page_origins
+from local.embedded_aws import endpoint_url, ensure_media_bucket, moto_app
+from scheduled_posts.buckets import MEDIA_BUCKET
+
+ORIGINS = page_origins(LocalConfig(api_port=8123))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def aws_port() -> Iterator[int]:
+    """The embedded AWS's own WSGI app (as ``make run`` serves it) on a loopback port."""
+    port = _free_port()
+    server = make_server("127.0.0.1", port, moto_app(), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield port
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+@pytest.fixture
+def bucket(aws_port: int) -> str:
+    name = f"media-{uuid.uuid4().hex[:8]}"
+    assert ensure_media_bucket(aws_port, name, origins=ORIGINS) == {"MEDIA_BUCKET_NAME": name}
+    return name
+
+
+def _s3(port: int) -> Any:
+    return boto3.client(
+        "s3",
+        endpoint_url=endpoint_url(port),
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+
+
+def _multipart(fields: dict[str, str], body: bytes) -> tuple[bytes, str]:
+    boundary = uuid.uuid4().hex
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+        for k, v in fields.items()
+    ]
+    parts.append(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n'
+        f"Content-Type: image/png\r\n\r\n".encode()
+        + body
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def _presigned(s3: Any, bucket: str, key: str, *, max_size: int) -> dict[str, Any]:
+    """A POST policy as the API issues it: exact key and type, a size range, the pending tag."""
+    tagging = MEDIA_BUCKET.pending_tagging()
+    post: dict[str, Any] = s3.generate_presigned_post(
+        Bucket=bucket,
+        Key=key,
+        Fields={"Content-Type": "image/png", "tagging": tagging},
+        Conditions=[
+            {"Content-Type": "image/png"},
+            {"tagging": tagging},
+            ["content-length-range", 1, max_size],
+        ],
+        ExpiresIn=300,
+    )
+    return post
+
+
+def _post(post: dict[str, Any], body: bytes) -> int:
+    data, content_type = _multipart(post["fields"], body)
+    request = urllib.request.Request(
+        post["url"], data=data, method="POST", headers={"Content-Type": content_type}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def test_ensure_media_bucket_creates_it_private_with_cors_and_lifecycle(
+    aws_port: int, bucket: str
+) -> None:
+    s3 = _s3(aws_port)
+    block = s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"]
+    assert all(block.values())
+    (rule,) = s3.get_bucket_cors(Bucket=bucket)["CORSRules"]
+    assert rule["AllowedOrigins"] == ["http://127.0.0.1:8123", "http://localhost:8123"]
+    assert sorted(rule["AllowedMethods"]) == ["GET", "POST"]
+    rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+    assert {r["ID"] for r in rules} == {
+        "expire-pending-uploads",
+        "abort-incomplete-multipart-uploads",
+    }
+
+
+def test_ensure_media_bucket_twice_keeps_the_objects(aws_port: int, bucket: str) -> None:
+    s3 = _s3(aws_port)
+    s3.put_object(Bucket=bucket, Key="media/kept", Body=b"x")
+    ensure_media_bucket(aws_port, bucket, origins=ORIGINS)
+    assert s3.get_object(Bucket=bucket, Key="media/kept")["Body"].read() == b"x"
+
+
+def test_presigned_post_points_at_the_embedded_aws_and_uploads_the_file(
+    aws_port: int, bucket: str
+) -> None:
+    s3 = _s3(aws_port)
+    key = MEDIA_BUCKET.object_key("m1")
+    post = _presigned(s3, bucket, key, max_size=1024)
+    assert post["url"].startswith(f"{endpoint_url(aws_port)}/{bucket}")
+
+    assert _post(post, b"\x89PNG\r\n\x1a\nbytes") in (200, 201, 204)
+
+    # moto 5.2 neither checks a POST policy's conditions nor applies its ``tagging`` field:
+    # locally the probe's own checks are the only guard (docs/decisions.md).
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"\x89PNG\r\n\x1a\nbytes"
