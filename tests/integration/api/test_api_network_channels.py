@@ -253,6 +253,12 @@ def test_create_bluesky_channel_on_the_reference_pds_returns_did_and_limits(
         "characters_reserved_per_url": None,
         "max_graphemes": 300,
         "max_bytes": 3000,
+        # app.bsky.embed.images and .video; the reference PDS's 5 MiB blob upload limit.
+        "max_media_attachments": 4,
+        "image_size_limit": 2_000_000,
+        "video_size_limit": 5_242_880,
+        "description_limit": 2000,
+        "supported_mime_types": ["image/gif", "image/jpeg", "image/png", "image/webp", "video/mp4"],
     }
     assert account.app_password not in json.dumps(answer.json)
     channel = get_dependencies().channels.get("alice", answer.json["channel_id"])

@@ -14,6 +14,7 @@ from pydantic import SecretStr
 from scheduled_posts.models.network import ChannelAccount
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.media_rules import BLUESKY_MEDIA_RULES
 from scheduled_posts.platforms.spec import (
     CheckedCredentials,
     PlatformSpec,
@@ -104,4 +105,5 @@ SPEC = PlatformSpec(
     access=_access,
     length_rule=bluesky_rule,
     account_key=account_did,
+    media_rules=BLUESKY_MEDIA_RULES,
 )
