@@ -30,6 +30,7 @@ import boto3
 from botocore.config import Config
 
 from local.emulation import resources
+from local.emulation.s3_post_policy import PostPolicyApp
 from local.moto_speed import fast_moto_transactions
 from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
@@ -151,10 +152,11 @@ def _has_messages(payload: bytes) -> bool:
 
 
 def moto_app() -> SerialisedApp:
-    """moto's server WSGI application (every service), behind :class:`SerialisedApp`."""
+    """moto's server WSGI application (every service), behind :class:`SerialisedApp`, with
+    S3 browser uploads held to their POST policy (:class:`PostPolicyApp`)."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    return SerialisedApp(DomainDispatcherApplication(create_backend_app))
+    return SerialisedApp(PostPolicyApp(DomainDispatcherApplication(create_backend_app)))
 
 
 def endpoint_url(port: int) -> str:

@@ -1,5 +1,6 @@
 """The embedded AWS's media bucket: made from the shared definition, reachable by a pre-signed
-POST from this machine."""
+POST from this machine, which is held to its policy as S3 holds it (local/emulation/
+s3_post_policy.py) and tags the upload pending."""
 
 from __future__ import annotations
 
@@ -72,19 +73,11 @@ def _multipart(fields: dict[str, str], body: bytes) -> tuple[bytes, str]:
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def _presigned(s3: Any, bucket: str, key: str, *, max_size: int) -> dict[str, Any]:
-    """A POST policy as the API issues it: exact key and type, a size range, the pending tag."""
-    tagging = MEDIA_BUCKET.pending_tagging()
+def _presigned(s3: Any, bucket: str, key: str, *, size: int) -> dict[str, Any]:
+    """A POST policy as the API issues it: exact key, type and size, the pending tag."""
+    fields, conditions = MEDIA_BUCKET.upload_policy("image/png", size)
     post: dict[str, Any] = s3.generate_presigned_post(
-        Bucket=bucket,
-        Key=key,
-        Fields={"Content-Type": "image/png", "tagging": tagging},
-        Conditions=[
-            {"Content-Type": "image/png"},
-            {"tagging": tagging},
-            ["content-length-range", 1, max_size],
-        ],
-        ExpiresIn=300,
+        Bucket=bucket, Key=key, Fields=fields, Conditions=conditions, ExpiresIn=300
     )
     return post
 
@@ -124,16 +117,67 @@ def test_ensure_media_bucket_twice_keeps_the_objects(aws_port: int, bucket: str)
     assert s3.get_object(Bucket=bucket, Key="media/kept")["Body"].read() == b"x"
 
 
-def test_presigned_post_points_at_the_embedded_aws_and_uploads_the_file(
+def test_presigned_post_points_at_the_embedded_aws_and_uploads_tagged_pending(
     aws_port: int, bucket: str
 ) -> None:
     s3 = _s3(aws_port)
     key = MEDIA_BUCKET.object_key("m1")
-    post = _presigned(s3, bucket, key, max_size=1024)
+    body = b"\x89PNG\r\n\x1a\nbytes"
+    post = _presigned(s3, bucket, key, size=len(body))
     assert post["url"].startswith(f"{endpoint_url(aws_port)}/{bucket}")
 
-    assert _post(post, b"\x89PNG\r\n\x1a\nbytes") in (200, 201, 204)
+    assert _post(post, body) in (200, 201, 204)
 
-    # moto 5.2 neither checks a POST policy's conditions nor applies its ``tagging`` field:
-    # locally the probe's own checks are the only guard (docs/decisions.md).
-    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == b"\x89PNG\r\n\x1a\nbytes"
+    assert s3.get_object(Bucket=bucket, Key=key)["Body"].read() == body
+    tags = s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"]
+    assert tags == [{"Key": "state", "Value": "pending"}]
+
+
+@pytest.mark.parametrize("body", [b"0123456789abcdef", b"0123"], ids=["bigger", "smaller"])
+def test_presigned_post_of_another_size_is_refused(aws_port: int, bucket: str, body: bytes) -> None:
+    s3 = _s3(aws_port)
+    key = MEDIA_BUCKET.object_key("sized")
+    post = _presigned(s3, bucket, key, size=8)
+
+    assert _post(post, body) == 400
+
+    with pytest.raises(s3.exceptions.ClientError):
+        s3.head_object(Bucket=bucket, Key=key)
+
+
+def test_presigned_post_with_another_type_or_without_the_tag_is_refused(
+    aws_port: int, bucket: str
+) -> None:
+    s3 = _s3(aws_port)
+    key = MEDIA_BUCKET.object_key("typed")
+    post = _presigned(s3, bucket, key, size=4)
+    retyped = {**post, "fields": {**post["fields"], "Content-Type": "image/svg+xml"}}
+    untagged = {**post, "fields": {k: v for k, v in post["fields"].items() if k != "tagging"}}
+
+    assert (_post(retyped, b"<svg"), _post(untagged, b"<svg")) == (403, 403)
+
+    with pytest.raises(s3.exceptions.ClientError):
+        s3.head_object(Bucket=bucket, Key=key)
+
+
+def test_presigned_post_after_its_expiry_is_refused(aws_port: int, bucket: str) -> None:
+    s3 = _s3(aws_port)
+    fields, conditions = MEDIA_BUCKET.upload_policy("image/png", 4)
+    post = s3.generate_presigned_post(
+        Bucket=bucket,
+        Key=MEDIA_BUCKET.object_key("late"),
+        Fields=fields,
+        Conditions=conditions,
+        ExpiresIn=-1,
+    )
+    assert _post(post, b"\x89PNG") == 403
+
+
+def test_upload_policy_pins_type_size_and_the_pending_tag() -> None:
+    fields, conditions = MEDIA_BUCKET.upload_policy("image/webp", 2048)
+    assert fields == {"Content-Type": "image/webp", "tagging": MEDIA_BUCKET.pending_tagging()}
+    assert ["content-length-range", 2048, 2048] in conditions
+    assert {"tagging": fields["tagging"]} in conditions
+    assert MEDIA_BUCKET.pending_tagging() == (
+        "<Tagging><TagSet><Tag><Key>state</Key><Value>pending</Value></Tag></TagSet></Tagging>"
+    )

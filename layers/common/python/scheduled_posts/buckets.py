@@ -57,6 +57,20 @@ class BucketDef:
             f"<Tagging><TagSet><Tag><Key>{key}</Key><Value>{value}</Value></Tag></TagSet></Tagging>"
         )
 
+    def upload_policy(self, content_type: str, size: int) -> tuple[dict[str, str], list[object]]:
+        """The ``Fields`` and ``Conditions`` of boto3's ``generate_presigned_post`` for one
+        upload: exactly ``content_type`` and ``size`` bytes (``content-length-range``), tagged
+        pending (the lifecycle's tag; a condition, so a client cannot drop it). S3 refuses any
+        other file (S3 API Reference, "Creating a POST policy")."""
+        tagging = self.pending_tagging()
+        fields = {"Content-Type": content_type, "tagging": tagging}
+        conditions: list[object] = [
+            {"Content-Type": content_type},
+            {"tagging": tagging},
+            ["content-length-range", size, size],
+        ]
+        return fields, conditions
+
     def lifecycle_rules(self) -> list[dict[str, object]]:
         """The lifecycle rules as S3's ``PutBucketLifecycleConfiguration`` ``Rules`` (for moto
         and the local stack; ``infra/media.py`` writes the same two with CDK)."""
