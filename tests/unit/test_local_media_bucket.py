@@ -4,6 +4,7 @@ s3_post_policy.py) and tags the upload pending."""
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import urllib.error
@@ -181,3 +182,26 @@ def test_upload_policy_pins_type_size_and_the_pending_tag() -> None:
     assert MEDIA_BUCKET.pending_tagging() == (
         "<Tagging><TagSet><Tag><Key>state</Key><Value>pending</Value></Tag></TagSet></Tagging>"
     )
+
+
+def test_local_stack_start_creates_the_bucket_and_sets_media_bucket_name(
+    aws_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the embedded AWS already listening (reused), and no function to run
+    from local.emulation.runner import free_port
+    from local.stack import LocalStack
+
+    monkeypatch.setattr(os, "environ", {**os.environ, "MEDIA_BUCKET_NAME": "run-media"})
+    monkeypatch.setattr("local.stack.is_available", lambda name: False)
+    config = LocalConfig(api_port=free_port(), aws_port=aws_port)
+    stack = LocalStack(config)
+
+    try:
+        stack.start()
+    finally:
+        stack.stop()
+
+    # Then the functions' environment names the bucket, whose CORS allows the page's origin
+    assert os.environ["MEDIA_BUCKET_NAME"] == "run-media"
+    (rule,) = _s3(aws_port).get_bucket_cors(Bucket="run-media")["CORSRules"]
+    assert rule["AllowedOrigins"] == list(page_origins(config))
