@@ -38,6 +38,9 @@ def aws_port() -> Iterator[int]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield port
+    # moto's backends are per process: leave no bucket or queue to the next module's server.
+    reset = urllib.request.Request(f"{endpoint_url(port)}/moto-api/reset", method="POST")
+    urllib.request.urlopen(reset, timeout=10).close()
     server.shutdown()
     thread.join(timeout=5)
 
