@@ -49,6 +49,7 @@ RESOURCE_SETTINGS = frozenset(
         "CURSOR_SECRET",
         "CURSOR_SECRET_ARN",
         "CREDENTIALS_KEY_ID",
+        "MEDIA_BUCKET_NAME",
     }
 )
 

@@ -14,10 +14,12 @@ from infra.config import StageConfig
 from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
 from infra.layer import SharedLayerConstruct
+from infra.media import MediaConstruct
 from infra.monitoring import MonitoringConstruct
 from infra.notify import NotifyConstruct
 from infra.outbox import OutboxConstruct
 from infra.site import SiteConstruct
+from scheduled_posts.buckets import MEDIA_BUCKET
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class ScheduledPostsStack(Stack):
 
     Attributes
     ----------
-    data, dispatch, site, api, monitoring : the constructs, for tests and other stacks.
+    data, dispatch, site, media, api, monitoring : the constructs, for tests and other stacks.
     """
 
     def __init__(
@@ -93,6 +95,14 @@ class ScheduledPostsStack(Stack):
             functions_root=paths.functions,
         )
         self.site = SiteConstruct(self, "Site", config=config, web_root=paths.web)
+        self.media = MediaConstruct(
+            self,
+            "Media",
+            retain=config.retain_data,
+            site_origin=self.site.origin,
+            log_bucket=self.site.log_bucket,
+        )
+        self.media.grant_worker(self.dispatch.worker)
         self.api = ApiConstruct(
             self,
             "Api",
@@ -107,6 +117,7 @@ class ScheduledPostsStack(Stack):
             functions_root=paths.functions,
             site_origin=self.site.origin,
         )
+        self.media.grant_api(self.api.function)
         self.site_content = self.site.publish(runtime_config=self._site_config(config))
         self.outbox = OutboxConstruct(
             self,
@@ -293,6 +304,16 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
             "invalidates every open cursor, so it is rotated by redeploying, not on a schedule.",
         )
     )
+    media_objects = f"<{MEDIA_BUCKET.logical_id}.Arn>/{MEDIA_BUCKET.objects_pattern}"
+    for function in (stack.api.function, stack.dispatch.worker):
+        acks.append(
+            (
+                function,
+                f"{_NAG}IAM5[Resource::{media_objects}]",
+                "Uploads are one object per media item (media/<media_id>), created at run "
+                "time: the grant covers the media/ prefix only, with the listed actions.",
+            )
+        )
     acks += _site_acknowledgements(stack)
     if stack.api.user_pool is not None:
         acks += [

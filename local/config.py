@@ -123,6 +123,13 @@ class LocalConfig:
         return config
 
 
+def page_origins(config: LocalConfig) -> tuple[str, ...]:
+    """The content calendar's local origins: ``make run`` serves it on the API's port
+    (``local/static_site.py``), reached as ``127.0.0.1`` or ``localhost``; the media bucket's
+    CORS allows these alone."""
+    return tuple(f"http://{host}:{config.api_port}" for host in ("127.0.0.1", "localhost"))
+
+
 def derived_cursor_secret(jwt_secret: str) -> str:
     """A default ``CURSOR_SECRET`` derived from the JWT secret (HMAC-SHA256, hex).
 

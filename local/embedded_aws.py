@@ -30,7 +30,9 @@ import boto3
 from botocore.config import Config
 
 from local.emulation import resources
+from local.emulation.s3_post_policy import PostPolicyApp
 from local.moto_speed import fast_moto_transactions
+from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
 
 log = logging.getLogger("local.aws")
@@ -150,10 +152,11 @@ def _has_messages(payload: bytes) -> bool:
 
 
 def moto_app() -> SerialisedApp:
-    """moto's server WSGI application (every service), behind :class:`SerialisedApp`."""
+    """moto's server WSGI application (every service), behind :class:`SerialisedApp`, with
+    S3 browser uploads held to their POST policy (:class:`PostPolicyApp`)."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    return SerialisedApp(DomainDispatcherApplication(create_backend_app))
+    return SerialisedApp(PostPolicyApp(DomainDispatcherApplication(create_backend_app)))
 
 
 def endpoint_url(port: int) -> str:
@@ -345,13 +348,26 @@ def ensure_resources(
 
 
 def _kms(port: int) -> Any:
+    return _client(port, "kms")
+
+
+def _client(port: int, service: str) -> Any:
     session = boto3.session.Session(
         aws_access_key_id=FAKE_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=FAKE_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         aws_session_token=FAKE_CREDENTIALS["AWS_SESSION_TOKEN"],
         region_name=REGION,
     )
-    return session.client("kms", endpoint_url=endpoint_url(port), config=_FAIL_FAST)
+    return session.client(service, endpoint_url=endpoint_url(port), config=_FAIL_FAST)
+
+
+def ensure_media_bucket(port: int, name: str, *, origins: Iterable[str]) -> dict[str, str]:
+    """Create the media bucket on the server on ``port`` when missing, with CORS for the page's
+    ``origins`` (:func:`local.emulation.resources.ensure_media_bucket`);
+    ``{"MEDIA_BUCKET_NAME": name}``. Its pre-signed POST URLs are path-style on
+    :func:`endpoint_url` (an IP endpoint has no virtual hosts), so a creator's browser or curl
+    on this machine uploads straight to the embedded AWS."""
+    return resources.ensure_media_bucket(_client(port, "s3"), name=name, origins=origins)
 
 
 def queue_arn(port: int, queue_url: str) -> str:
@@ -369,8 +385,8 @@ def queue_arn(port: int, queue_url: str) -> str:
 def resource_environment(port: int) -> dict[str, str]:
     """Client environment plus the resource settings of the stack on ``port``.
 
-    Table names come from :class:`Settings` (defaults or the environment); queue URLs are looked
-    up on the server. Raises botocore errors when no stack's queues exist there.
+    Table and bucket names come from :class:`Settings` (defaults or the environment); queue
+    URLs are looked up on the server. Raises botocore errors when no stack's queues exist there.
     """
     from scheduled_posts.settings import Settings
 
@@ -389,6 +405,7 @@ def resource_environment(port: int) -> dict[str, str]:
                 QueueName=NOTIFY_QUEUE_NAMES[queue.logical_id]
             )["QueueUrl"]
     env["CREDENTIALS_KEY_ID"] = resources.ensure_credentials_key(_kms(port))
+    env[MEDIA_BUCKET.settings_name] = str(getattr(settings, MEDIA_BUCKET.settings_name))
     return env
 
 

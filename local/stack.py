@@ -25,10 +25,11 @@ from typing import Any
 import boto3
 
 from local import metrics_sink
-from local.config import LocalConfig, apply_service_defaults
+from local.config import LocalConfig, apply_service_defaults, page_origins
 from local.embedded_aws import (
     EmbeddedAws,
     apply_client_environment,
+    ensure_media_bucket,
     ensure_notify_queues,
     ensure_resources,
     ensure_server,
@@ -194,6 +195,12 @@ class LocalStack:
         os.environ["POSTS_TABLE_NAME"] = base.POSTS_TABLE_NAME
         os.environ["DUE_INDEX_TABLE_NAME"] = base.DUE_INDEX_TABLE_NAME
         os.environ["IDEMPOTENCY_TABLE_NAME"] = base.IDEMPOTENCY_TABLE_NAME
+        # The page is served on the API's origin (local/static_site.py): CORS allows it alone.
+        os.environ.update(
+            ensure_media_bucket(
+                config.aws_port, base.MEDIA_BUCKET_NAME, origins=page_origins(config)
+            )
+        )
         self.settings = settings = Settings.from_env()
 
         for name, interval in (

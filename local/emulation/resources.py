@@ -1,4 +1,5 @@
-"""The service's tables and queues, created in an emulated AWS (moto) from one definition.
+"""The service's tables, queues and media bucket, created in an emulated AWS (moto) from one
+definition each.
 
 Both the local stack (``local/embedded_aws.py``, against the moto server) and the tests
 (``tests/support/fixtures.py``, against in-process moto) create their resources here, from
@@ -13,6 +14,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.sizing import visibility_timeout_seconds
 from scheduled_posts.tables import (
     ALL_QUEUES,
@@ -168,3 +170,35 @@ def _ensure_queues(
         urls[queue.logical_id] = url
         settings[queue.settings_name] = url
     return settings
+
+
+def ensure_media_bucket(s3: Any, *, name: str, origins: Iterable[str]) -> dict[str, str]:
+    """Create the media bucket ``name`` when missing and (re)apply its CORS for the page's
+    ``origins`` and its lifecycle rules, from :data:`scheduled_posts.buckets.MEDIA_BUCKET` (the
+    definition ``infra/media.py`` deploys). ``s3`` is a boto3 S3 client pointed at the emulated
+    AWS; returns ``{"MEDIA_BUCKET_NAME": name}``.
+
+    moto stores the lifecycle rules but never runs them (no clock-driven expiry): a pending
+    upload stays until the embedded AWS restarts.
+    """
+    try:
+        s3.head_bucket(Bucket=name)
+    except s3.exceptions.ClientError:
+        s3.create_bucket(Bucket=name)
+        s3.put_public_access_block(
+            Bucket=name,
+            PublicAccessBlockConfiguration={
+                "BlockPublicAcls": True,
+                "IgnorePublicAcls": True,
+                "BlockPublicPolicy": True,
+                "RestrictPublicBuckets": True,
+            },
+        )
+        log.info("created bucket %s", name)
+    s3.put_bucket_cors(
+        Bucket=name, CORSConfiguration={"CORSRules": MEDIA_BUCKET.cors_rules(tuple(origins))}
+    )
+    s3.put_bucket_lifecycle_configuration(
+        Bucket=name, LifecycleConfiguration={"Rules": MEDIA_BUCKET.lifecycle_rules()}
+    )
+    return {MEDIA_BUCKET.settings_name: name}

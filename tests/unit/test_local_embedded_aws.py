@@ -120,6 +120,7 @@ def test_resource_environment_names_endpoint_and_queue_urls(moto_port: int) -> N
     assert env["AWS_ENDPOINT_URL"] == endpoint_url(moto_port)
     assert env["DISPATCH_QUEUE_URL"] == queues["DISPATCH_QUEUE_URL"]
     assert env["AWS_ACCESS_KEY_ID"] == "local"
+    assert env["MEDIA_BUCKET_NAME"] == "scheduled-posts-media"
 
 
 def test_apply_service_defaults_refuses_own_api_and_aws_ports() -> None:

@@ -91,6 +91,19 @@ def test_create_mastodon_channel_returns_account_and_instance_limits(
     assert answer.json["url"] == stand_in[1]
 
 
+def test_mastodon_channel_media_limits_are_kept_and_listed(
+    api: ApiClient, stand_in: tuple[MastodonStandIn, str], account: Account
+) -> None:
+    # The stand-in's instance gives no media_attachments: the documented defaults hold.
+    created = api.post("/v1/channels", mastodon_body(stand_in[1], account.token)).json
+    listed = api.get("/v1/channels").json["items"]
+    limits = next(c for c in listed if c["channel_id"] == created["channel_id"])["limits"]
+    assert limits["max_characters"] == 800
+    assert (limits["max_media_attachments"], limits["description_limit"]) == (4, 1500)
+    assert (limits["image_size_limit"], limits["video_size_limit"]) == (16_777_216, 103_809_024)
+    assert "image/png" in limits["supported_mime_types"]
+
+
 def test_mastodon_token_never_in_answers_items_or_logs(
     api: ApiClient,
     aws: AwsResources,
@@ -253,6 +266,12 @@ def test_create_bluesky_channel_on_the_reference_pds_returns_did_and_limits(
         "characters_reserved_per_url": None,
         "max_graphemes": 300,
         "max_bytes": 3000,
+        # app.bsky.embed.images and .video; the reference PDS's 5 MiB blob upload limit.
+        "max_media_attachments": 4,
+        "image_size_limit": 2_000_000,
+        "video_size_limit": 5_242_880,
+        "description_limit": 2000,
+        "supported_mime_types": ["image/gif", "image/jpeg", "image/png", "image/webp", "video/mp4"],
     }
     assert account.app_password not in json.dumps(answer.json)
     channel = get_dependencies().channels.get("alice", answer.json["channel_id"])

@@ -127,6 +127,7 @@ class ApiDependencies:
             due_table_name=self.settings.DUE_INDEX_TABLE_NAME,
             idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
             dynamodb=self.dynamodb,
+            media_bucket_name=self.settings.MEDIA_BUCKET_NAME,
         )
 
     @cached_property

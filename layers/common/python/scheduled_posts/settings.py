@@ -89,6 +89,7 @@ class Settings(BaseModel):
     #: upload form is valid, pending uploads per user at once (a 409 past it), and the largest
     #: image in pixels: Mastodon's default ``image_matrix_limit`` (33,177,600 = 7680 x 4320,
     #: ``app/models/media_attachment.rb``), a guard against decompression bombs.
+    #: The private bucket of uploads (``scheduled_posts/buckets.py``).
     MEDIA_BUCKET_NAME: str = "scheduled-posts-media"
     MAX_MEDIA_BYTES: int = Field(100 * 1024 * 1024, ge=1, le=100 * 1024 * 1024)
     MEDIA_UPLOAD_EXPIRES_SECONDS: int = Field(900, ge=60, le=3600)

@@ -17,6 +17,10 @@ Where a user's items live (``docs/data-model.md``), and how each is found withou
   keys listed by the create-idempotency index), whose ids are
   Powertools' ``<prefix>#<md5 of the JSON key>``.
 
+* The media bucket (``MEDIA_BUCKET_NAME``): each upload's object ``media/<media_id>``, named by
+  the media items of the ``OWNER#<sub>`` partition (``sk`` ``MEDIA#<media_id>``), deleted
+  before those items (:meth:`AccountStore.delete_media_objects`).
+
 What stays: the owner's feed counter (``data/feed_sequence.py``), keyed by a one-way hash of
 the subject, as the tombstone that keeps the relay from storing events of the erased posts
 that are still in the stream; it expires after two days.
@@ -27,17 +31,22 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
+import boto3
 from boto3.dynamodb.conditions import Key
+from botocore.config import Config
 
 from scheduled_posts import keys
-from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.buckets import MEDIA_BUCKET
+from scheduled_posts.data.aws import BOTO_CONFIG, dynamodb_resource
 from scheduled_posts.data.channels import channel_from_item
 from scheduled_posts.data.event_feed import feed_pk
 from scheduled_posts.data.feed_sequence import FeedSequence
 from scheduled_posts.data.notification_endpoints import endpoint_from_item
 from scheduled_posts.data.posts import attempt_from_item
+from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import Attempt, Channel, Post
 from scheduled_posts.models.series import Series
@@ -52,6 +61,10 @@ SERIES_IDEMPOTENCY_INDEX_PREFIX = "IDEMPOTENCY_SERIES#"
 DELIVERY_KEY_PREFIX = "deliver"
 CREATE_KEY_PREFIX = "create_post"
 CREATE_SERIES_KEY_PREFIX = "create_series"
+#: ``sk`` prefix of a media item in the ``OWNER#<sub>`` partition (``MEDIA#<media_id>``).
+MEDIA_SK_PREFIX = "MEDIA#"
+#: Keys per S3 ``DeleteObjects`` request (its maximum, S3 API Reference).
+DELETE_OBJECTS_BATCH = 1000
 
 
 def idempotency_record_id(prefix: str, key: Any) -> str:
@@ -72,9 +85,15 @@ class AccountStore:
         due_table_name: str,
         idempotency_table_name: str,
         dynamodb: Any | None = None,
+        media_bucket_name: str | None = None,
+        s3: Any | None = None,
     ) -> None:
+        """``media_bucket_name``: the uploads' bucket (``None``: no media to link or delete);
+        ``s3``: a boto3 S3 client (default: one created on first use)."""
         self._names = (posts_table_name, due_table_name, idempotency_table_name)
         self._dynamodb = dynamodb
+        self._bucket = media_bucket_name
+        self._s3 = s3
 
     def _table(self, index: int) -> Any:
         return (self._dynamodb or dynamodb_resource()).Table(self._names[index])
@@ -172,6 +191,26 @@ class AccountStore:
             if str(item["sk"]).startswith(keys.NOTIFICATION_ENDPOINT_PREFIX)
         ]
 
+    def media(self, owner: str) -> list[ExportMedia]:
+        """Every media item of ``owner`` (any status), in ``media_id`` order, without links."""
+        return [
+            ExportMedia.model_validate(_plain(item))
+            for item in self.owner_items(owner)
+            if str(item["sk"]).startswith(MEDIA_SK_PREFIX) and "media_id" in item
+        ]
+
+    def media_download_url(self, media_id: str, *, expires_seconds: int) -> str | None:
+        """A pre-signed ``GET`` of ``media/<media_id>`` valid ``expires_seconds`` (signed
+        locally, no request), or ``None`` without a media bucket."""
+        if self._bucket is None:
+            return None
+        url: str = self._s3_client().generate_presigned_url(
+            "get_object",
+            Params={"Bucket": self._bucket, "Key": MEDIA_BUCKET.object_key(media_id)},
+            ExpiresIn=expires_seconds,
+        )
+        return url
+
     def erasure_requested(self, owner: str) -> bool:
         """Whether an erasure of ``owner`` was requested and is not complete."""
         item = (
@@ -234,6 +273,39 @@ class AccountStore:
         self._delete_all([i for i in self._partition(pk) if i["sk"] != keys.SERIES_SK])
         self._table(0).delete_item(Key={"pk": pk, "sk": keys.SERIES_SK})
 
+    def delete_media_objects(self, owner: str) -> int:
+        """Delete the object of every media item of ``owner`` (``media/<media_id>``; a
+        missing one is no error, S3 ``DeleteObjects``), before the items themselves go with
+        :meth:`delete_owner_items`; how many keys were sent. Raises ``RuntimeError`` naming
+        the keys S3 could not delete (the erasure stays ``pending`` and a repeat resumes)."""
+        ids = [
+            str(item["sk"])[len(MEDIA_SK_PREFIX) :]
+            for item in self.owner_items(owner)
+            if str(item["sk"]).startswith(MEDIA_SK_PREFIX)
+        ]
+        if not ids or self._bucket is None:
+            return 0
+        for start in range(0, len(ids), DELETE_OBJECTS_BATCH):
+            chunk = ids[start : start + DELETE_OBJECTS_BATCH]
+            answer = self._s3_client().delete_objects(
+                Bucket=self._bucket,
+                Delete={
+                    "Objects": [{"Key": MEDIA_BUCKET.object_key(i)} for i in chunk],
+                    "Quiet": True,
+                },
+            )
+            if answer.get("Errors"):
+                failed = [e.get("Key") for e in answer["Errors"]]
+                raise RuntimeError(f"S3 did not delete the media objects {failed}")
+        return len(ids)
+
+    def _s3_client(self) -> Any:
+        if self._s3 is None:
+            # SigV4 pre-signed links (every region takes them; SigV2 only the oldest).
+            config = BOTO_CONFIG.merge(Config(signature_version="s3v4"))
+            self._s3 = boto3.client("s3", config=config)
+        return self._s3
+
     def delete_owner_feed(self, owner: str) -> None:
         """Delete ``owner``'s event feed (``FEED#<sub>``)."""
         self._delete_all(self._partition(feed_pk(owner)))
@@ -269,3 +341,11 @@ class AccountStore:
         enters the feed again), then delete the erasure request: the last item of ``owner``."""
         self._sequence().mark_erased(owner, erased_at=erased_at, now_epoch=now_epoch)
         self._table(0).delete_item(Key={"pk": keys.owner_pk(owner), "sk": ERASURE_SK})
+
+
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    """A DynamoDB item's numbers as ``int``/``float`` (boto3 reads them as ``Decimal``)."""
+    return {
+        k: (int(v) if v == v.to_integral_value() else float(v)) if isinstance(v, Decimal) else v
+        for k, v in item.items()
+    }

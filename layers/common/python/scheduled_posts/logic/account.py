@@ -2,12 +2,13 @@
 
 * :func:`export_account` -> ``GET /v1/me/export``: everything the service holds about the caller
   (posts with their deliveries, attempts, recurring schedules, channels without secrets or
-  credentials, notification endpoints without signing secrets) as one JSON document.
+  credentials, notification endpoints without signing secrets, media with a short-lived
+  download link to each ready upload) as one JSON document.
 * :func:`erase_account` -> ``DELETE /v1/me``: records the request, ends every recurring schedule
   through the normal series delete (so the materializer writes no more occurrences), cancels
   every ``scheduled`` post through the normal cancel path (so a dispatch message already in the
   queue finds a cancelled post and publishes nothing), then deletes every item of the caller in
-  every table
+  every table and their uploads' objects in the media bucket
   (``data/account.py`` lists where they live: the event feed and each post's trail too), not
   leaving them to TTL, and last the request itself. From the request on, the relay stores and
   sends no event of the caller (the feed counter refuses, ``data/feed_sequence.py``), and after
@@ -41,6 +42,9 @@ from scheduled_posts.observability import logger
 #: How many times an erasure re-reads the caller's posts and series before giving up for this
 #: request (a create racing the erasure adds some after the first read).
 ERASE_PASSES = 3
+#: How long an export's media download links are valid, in seconds (15 minutes: the export is
+#: read at once; a later export signs new ones).
+EXPORT_LINK_SECONDS = 900
 
 
 def export_account(
@@ -48,8 +52,9 @@ def export_account(
 ) -> dict[str, Any]:
     """The caller's data: ``{"subject", "exported_at", "posts": [PostOut + "attempts"],
     "recurring_schedules": [SeriesOut], "channels": [ChannelOut], "notification_endpoints":
-    [NotificationEndpointOut]}`` (no signing secret, no network credentials or session:
-    ``ChannelOut`` and ``NotificationEndpointOut`` have no field for them)."""
+    [NotificationEndpointOut], "media": [ExportMedia]}`` (no signing secret, no network
+    credentials or session: ``ChannelOut`` and ``NotificationEndpointOut`` have no field for
+    them)."""
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
@@ -71,7 +76,25 @@ def export_account(
         "recurring_schedules": series,
         "channels": channels,
         "notification_endpoints": endpoints,
+        "media": _export_media(owner, store),
     }
+
+
+def _export_media(owner: str, store: AccountStore) -> list[dict[str, Any]]:
+    """The caller's uploads, each ``ready`` one with a download link valid
+    :data:`EXPORT_LINK_SECONDS`."""
+    return [
+        media.model_copy(
+            update={
+                "download_url": store.media_download_url(
+                    media.media_id, expires_seconds=EXPORT_LINK_SECONDS
+                )
+                if media.status == "ready"
+                else None
+            }
+        ).model_dump(mode="json")
+        for media in store.media(owner)
+    ]
 
 
 def erase_account(
@@ -96,6 +119,8 @@ def erase_account(
             store.delete_post(post)
         for one in store.series(owner):  # read again: the delete moved their index entries
             store.delete_series(one)
+        # The objects first: their keys come from the media items deleted next.
+        store.delete_media_objects(owner)
         store.delete_owner_items(owner)
         store.delete_owner_feed(owner)
         if not posts and not series:

@@ -35,8 +35,9 @@ from pydantic import (
 
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.models.channel_fields import OriginUrl, PlatformName
+from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
-from scheduled_posts.platforms.registry import spec_of
+from scheduled_posts.platforms.registry import channel_limits, spec_of
 
 #: Longest ``content``, in Unicode code points (issue 2).
 MAX_CONTENT_CODE_POINTS = 5000
@@ -281,14 +282,12 @@ class ChannelAccountOut(BaseModel):
     handle: str | None = None
 
 
-class ChannelLimitsOut(BaseModel):
-    """Length limits to count with (``docs/networks.md``): Mastodon ``max_characters`` and
-    ``characters_reserved_per_url``; Bluesky ``max_graphemes`` and ``max_bytes`` (UTF-8)."""
-
-    max_characters: int | None = None
-    characters_reserved_per_url: int | None = None
-    max_graphemes: int | None = None
-    max_bytes: int | None = None
+class ChannelLimitsOut(ChannelLimits):
+    """Limits to count and upload with (``docs/networks.md``): Mastodon ``max_characters`` and
+    ``characters_reserved_per_url``; Bluesky ``max_graphemes`` and ``max_bytes`` (UTF-8);
+    every platform's media limits (``max_media_attachments``, ``image_size_limit`` and
+    ``video_size_limit`` in bytes, ``description_limit`` in characters of alt text,
+    ``supported_mime_types``)."""
 
 
 class ChannelOut(BaseModel):
@@ -322,8 +321,13 @@ class ChannelOut(BaseModel):
             account=(
                 ChannelAccountOut(**channel.account.model_dump()) if channel.account else None
             ),
-            limits=ChannelLimitsOut(**channel.limits.model_dump()) if channel.limits else None,
+            limits=_limits_out(channel),
         )
+
+
+def _limits_out(channel: Channel) -> ChannelLimitsOut | None:
+    limits = channel_limits(channel.platform, channel.limits)
+    return ChannelLimitsOut(**limits.model_dump()) if limits else None
 
 
 class ChannelCreated(ChannelOut):

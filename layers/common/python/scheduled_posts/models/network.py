@@ -30,11 +30,18 @@ class ChannelAccount(BaseModel):
 
 
 class ChannelLimits(BaseModel):
-    """A channel's length limits, as ``GET /v1/channels`` shows them so clients count as the
-    server does (rules: ``platforms/text_length.py``).
+    """A channel's length and media limits, as ``GET /v1/channels`` shows them so clients
+    count and upload as the server checks (rules: ``platforms/text_length.py``,
+    ``platforms/media_rules.py``).
 
     Mastodon: ``max_characters`` and ``characters_reserved_per_url``. Bluesky: ``max_graphemes``
     and ``max_bytes`` (UTF-8). Fields of the other network are ``None``.
+
+    Media, every platform: ``max_media_attachments`` per post, ``image_size_limit`` and
+    ``video_size_limit`` in bytes per item (``None``: no network limit), ``description_limit``
+    in characters of alt text (``None``: no cap), ``supported_mime_types`` the upload kinds the
+    channel takes. A Mastodon channel holds its instance's (read by the credential check);
+    the others' are fixed by their spec.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -43,3 +50,8 @@ class ChannelLimits(BaseModel):
     characters_reserved_per_url: int | None = None
     max_graphemes: int | None = None
     max_bytes: int | None = None
+    max_media_attachments: int | None = None
+    image_size_limit: int | None = None
+    video_size_limit: int | None = None
+    description_limit: int | None = None
+    supported_mime_types: tuple[str, ...] | None = None

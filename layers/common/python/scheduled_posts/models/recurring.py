@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from scheduled_posts import recurrence
 from scheduled_posts.clock import format_instant, parse_instant
+from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.api import ChannelIds, ChannelOut, Content, ExportPost, MediaIds
 from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
@@ -286,6 +287,7 @@ class AccountExport(BaseModel):
     recurring_schedules: list[SeriesOut]
     channels: list[ChannelOut]
     notification_endpoints: list[NotificationEndpointOut]
+    media: list[ExportMedia] = []
 
 
 class SeriesOccurrenceOut(OccurrenceOut):

@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from scheduled_posts.models.network import ChannelAccount
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.media_rules import BLUESKY_MEDIA_RULES
 from scheduled_posts.platforms.spec import (
     CheckedCredentials,
     PlatformSpec,
@@ -109,4 +110,5 @@ SPEC = PlatformSpec(
     length_rule=bluesky_rule,
     account_key=account_did,
     publishes_media=True,
+    media_rules=BLUESKY_MEDIA_RULES,
 )

@@ -3,8 +3,9 @@
 Endpoints (https://docs.joinmastodon.org/methods/):
 
 - ``GET /api/v1/accounts/verify_credentials`` and ``GET /api/v2/instance``
-  (``configuration.statuses.max_characters``, ``characters_reserved_per_url``): the credential
-  check when a channel is created or edited (:meth:`MastodonClient.verify`).
+  (``configuration.statuses.max_characters``, ``characters_reserved_per_url``,
+  ``max_media_attachments`` and ``configuration.media_attachments``): the credential check
+  when a channel is created or edited (:meth:`MastodonClient.verify`).
 - ``POST /api/v1/statuses`` with ``Authorization: Bearer <token>`` and
   ``Idempotency-Key: <schedule_id>:<channel_id>``: Mastodon answers a repeat of a key with the
   status it created the first time, for about an hour
@@ -53,6 +54,7 @@ from scheduled_posts.platforms.http import (
     error_message,
 )
 from scheduled_posts.platforms.mastodon_text import comparable, status_text
+from scheduled_posts.platforms.media_rules import mastodon_instance_limits
 from scheduled_posts.platforms.text_length import mastodon_limits
 from scheduled_posts.platforms.webhook import http_word
 
@@ -137,11 +139,10 @@ class MastodonClient:
                 kind=http_word(answer.status),
             )
         instance = self.http.request("GET", self._url(instance_url, "/api/v2/instance"))
-        statuses: dict[str, Any] = {}
+        configuration: dict[str, Any] = {}
         if instance.status == 200:
-            configuration = instance.json_object().get("configuration")
-            if isinstance(configuration, dict) and isinstance(configuration.get("statuses"), dict):
-                statuses = configuration["statuses"]
+            found = instance.json_object().get("configuration")
+            configuration = found if isinstance(found, dict) else {}
         elif instance.status >= 500 or instance.status == 429:
             raise OutboundError(
                 f"Mastodon answered {instance.status} to /api/v2/instance",
@@ -152,9 +153,7 @@ class MastodonClient:
             account_id=account_id,
             acct=str(account.get("acct") or account.get("username") or "")[:MAX_ACCT_CHARS],
             url=safe_remote_url(account.get("url"), allowed_origins=self.http.allowed_origins),
-            limits=mastodon_limits(
-                statuses.get("max_characters"), statuses.get("characters_reserved_per_url")
-            ),
+            limits=mastodon_instance_limits(configuration),
         )
 
     def post_status(

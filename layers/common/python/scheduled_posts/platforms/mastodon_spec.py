@@ -14,6 +14,7 @@ from pydantic import SecretStr
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.media_rules import MASTODON_MEDIA_RULES
 from scheduled_posts.platforms.spec import (
     CheckedCredentials,
     PlatformSpec,
@@ -98,4 +99,5 @@ SPEC = PlatformSpec(
     access=_access,
     length_rule=mastodon_rule,
     publishes_media=True,
+    media_rules=MASTODON_MEDIA_RULES,
 )

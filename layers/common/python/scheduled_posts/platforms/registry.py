@@ -23,6 +23,7 @@ from typing import Any
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.platforms import bluesky_spec, mastodon_spec, webhook_spec
 from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.media_rules import MediaRules
 from scheduled_posts.platforms.spec import PlatformSpec
 from scheduled_posts.platforms.text_length import LengthViolation
 from scheduled_posts.settings import Settings
@@ -110,3 +111,25 @@ def check_length(platform: str, text: str, limits: ChannelLimits | None) -> list
     if spec is None or spec.length_rule is None:
         return []
     return spec.length_rule(text, limits)
+
+
+def channel_limits(platform: str, limits: ChannelLimits | None) -> ChannelLimits | None:
+    """A channel's limits as ``GET /v1/channels`` shows them: its stored ``limits`` (length
+    limits; a Mastodon instance's media limits) with the media fields of its platform's
+    :attr:`PlatformSpec.media_rules` narrowed by them (a Bluesky or webhook channel's media
+    limits are fixed by its spec). ``None`` for a platform without media rules and no limits."""
+    spec = _SPECS.get(platform)
+    if spec is None or spec.media_rules is None:
+        return limits
+    media = spec.media_rules.with_limits(limits).limits()
+    return (limits or ChannelLimits()).model_copy(update=media)
+
+
+def media_rules_of(platform: str, limits: ChannelLimits | None) -> MediaRules | None:
+    """The media rules of a channel of ``platform`` with its stored ``limits`` (for
+    :func:`~scheduled_posts.platforms.media_rules.media_rule_errors`); ``None``: the platform
+    takes no media."""
+    spec = _SPECS.get(platform)
+    if spec is None or spec.media_rules is None:
+        return None
+    return spec.media_rules.with_limits(limits)

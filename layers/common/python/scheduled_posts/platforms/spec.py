@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from scheduled_posts.errors import NetworkUnavailableError, ValidationFailedError
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits
 from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.media_rules import MediaRules
 
 if TYPE_CHECKING:
     from scheduled_posts.platforms.base import PlatformAdapter
@@ -103,7 +104,9 @@ class PlatformSpec:
         of a platform without it are refused (decision "Media refused for network channels
         until they can be published"), never published as text alone.
     media_rules
-        Reserved for the media kinds and sizes the network takes (not used yet).
+        The media a post to this platform may carry (:class:`~scheduled_posts.platforms.
+        media_rules.MediaRules`: counts, kinds, mixing, sizes, alt text; checked with
+        ``media_rule_errors``); ``None``: the platform takes no media.
     """
 
     name: str
@@ -117,7 +120,7 @@ class PlatformSpec:
     account_key: AccountKey = account_on_instance
     signed: bool = False
     publishes_media: bool = False
-    media_rules: Any = None
+    media_rules: MediaRules | None = None
 
     @property
     def has_credentials(self) -> bool:

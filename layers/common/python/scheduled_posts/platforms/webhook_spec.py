@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduled_posts.platforms.base import PlatformAdapter
+from scheduled_posts.platforms.media_rules import WEBHOOK_MEDIA_RULES
 from scheduled_posts.platforms.spec import PlatformSpec
 from scheduled_posts.settings import Settings
 
@@ -31,4 +32,5 @@ SPEC = PlatformSpec(
     patch_fields=frozenset({"url"}),
     signed=True,
     publishes_media=True,
+    media_rules=WEBHOOK_MEDIA_RULES,
 )
