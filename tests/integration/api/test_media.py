@@ -103,6 +103,24 @@ def test_create_upload_complete_makes_a_ready_png_with_its_facts(
     assert (again.status, again.json) == (200, done)  # idempotent
 
 
+def test_the_upload_form_tags_pending_and_a_ready_upload_loses_the_tag(
+    media_api: ApiClient, s3: Any, aws: AwsResources
+) -> None:
+    """The lifecycle rule expires objects still tagged pending after a day: the form makes S3
+    tag the upload (a policy condition), and ``complete`` removes the tag of a ready one
+    (moto drops a POST form's tagging, so the object is put tagged as S3 would store it)."""
+    data = png()
+    created = create(media_api, data)
+    fields = created["upload"]["fields"]
+    assert "<Key>state</Key><Value>pending</Value>" in fields["tagging"]
+    key = fields["key"]
+    bucket = aws.settings.MEDIA_BUCKET_NAME
+    s3.put_object(Bucket=bucket, Key=key, Body=data, Tagging="state=pending")
+    done = media_api.post(f"/v1/media/{created['media_id']}/complete").json
+    assert done["status"] == "ready"
+    assert s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"] == []
+
+
 def test_complete_before_any_upload_is_409_problem(media_api: ApiClient) -> None:
     created = create(media_api, png())
     answer = media_api.post(f"/v1/media/{created['media_id']}/complete")
@@ -333,3 +351,29 @@ def test_a_webhook_post_takes_up_to_ten_uploads(media_api: ApiClient) -> None:
     assert media_api.post("/v1/scheduled-posts", post_body(ids[:10], channel)).status == 201
     over = media_api.post("/v1/scheduled-posts", post_body(ids, channel))
     assert over.status == 422 and over.json["errors"][0]["loc"] == ["body", "media_ids"]
+
+
+def test_a_posts_media_must_fit_each_networks_rules_naming_the_channel_and_limit(
+    media_api: ApiClient, aws: AwsResources
+) -> None:
+    """Five images for a Bluesky channel (the lexicon's 4) and an alt text over Mastodon's
+    1,500 are refused with the rule, the value and the limit; nothing is stored."""
+    from tests.integration.api.test_api_network_media import network_channel
+
+    sky = network_channel(aws, "bluesky")
+    toot = network_channel(aws, "mastodon")
+    five = [uploaded(media_api, png((i + 1, 1)))["media_id"] for i in range(5)]
+    body = {"content": "look", "publish_at": "2026-11-29T13:00:00Z", "media_ids": five}
+    answer = media_api.post("/v1/scheduled-posts", {**body, "channel_ids": [sky]})
+    assert answer.status == 422, answer.json
+    [error] = answer.json["errors"]
+    assert error["type"] == "media_count" and sky in error["msg"]
+    assert "5" in error["msg"] and "4" in error["msg"]
+    long_alt = uploaded(media_api, png((9, 9)), alt_text="a" * 1501)["media_id"]
+    answer = media_api.post(
+        "/v1/scheduled-posts", {**body, "media_ids": [long_alt], "channel_ids": [toot]}
+    )
+    assert answer.status == 422, answer.json
+    [error] = answer.json["errors"]
+    assert error["type"] == "media_alt_text" and "1500" in error["msg"].replace(",", "")
+    assert media_api.get("/v1/scheduled-posts").json["items"] == []

@@ -33,6 +33,7 @@ class ScriptedBucket:
         self.data, self.size = data, len(data) if size is None else size
         self.reads: list[str] = []
         self.deleted: list[str] = []
+        self.kept: list[str] = []
         self.on_read: Any = None
 
     def presign_upload(self, *args: Any) -> dict[str, Any]:
@@ -46,6 +47,9 @@ class ScriptedBucket:
         if self.on_read:
             self.on_read()
         return self.data
+
+    def keep(self, key: str) -> None:
+        self.kept.append(key)
 
     def delete(self, key: str) -> None:
         self.deleted.append(key)

@@ -17,9 +17,11 @@ from typing import Any
 
 import boto3
 from boto3.dynamodb.conditions import Attr, Key
+from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from scheduled_posts import keys
+from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import BOTO_CONFIG, dynamodb_resource
 from scheduled_posts.data.dynamo import error_code, is_condition_failure
@@ -299,7 +301,8 @@ class MediaRepository:
 def s3_client() -> Any:
     """The process's S3 client (``data/aws.py``'s botocore config)."""
     with _CREATING:
-        return boto3.client("s3", config=BOTO_CONFIG)
+        # SigV4 for the pre-signed POST forms and GET links (S3 accepts SigV2 in few regions)
+        return boto3.client("s3", config=BOTO_CONFIG.merge(Config(signature_version="s3v4")))
 
 
 class S3MediaObjects:
@@ -320,17 +323,25 @@ class S3MediaObjects:
     ) -> dict[str, Any]:
         """A pre-signed POST policy for ``key``: ``{"url", "fields"}`` (S3 API Reference,
         "Browser-Based Uploads Using POST"; boto3 ``generate_presigned_post``). Its conditions
-        make S3 refuse any other file: ``content-length-range`` exactly ``[size, size]`` and
-        ``Content-Type`` equal to ``content_type``; the key and bucket are fixed by boto3."""
+        (``buckets.MEDIA_BUCKET.upload_policy``) make S3 refuse any other file:
+        ``content-length-range`` exactly ``[size, size]``, ``Content-Type`` equal to
+        ``content_type``, and the pending tag the lifecycle expires after a day; the key and
+        bucket are fixed by boto3."""
+        fields, conditions = MEDIA_BUCKET.upload_policy(content_type, size)
         return dict(
             self.client.generate_presigned_post(
                 Bucket=self.bucket,
                 Key=key,
-                Fields={"Content-Type": content_type},
-                Conditions=[["content-length-range", size, size], {"Content-Type": content_type}],
+                Fields=fields,
+                Conditions=conditions,
                 ExpiresIn=expires_seconds,
             )
         )
+
+    def keep(self, key: str) -> None:
+        """Remove the pending tag of ``key``, so the lifecycle rule no longer expires it (a
+        ready upload). Raises botocore's errors as they are."""
+        self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
 
     def head(self, key: str) -> dict[str, Any] | None:
         """``HeadObject`` of ``key`` (``ContentLength``, ``ContentType``...), ``None`` when no

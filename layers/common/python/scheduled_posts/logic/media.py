@@ -50,6 +50,8 @@ class UploadObjects(Protocol):
 
     def read_key(self, key: str) -> bytes: ...
 
+    def keep(self, key: str) -> None: ...
+
     def delete(self, key: str) -> None: ...
 
 
@@ -147,6 +149,8 @@ def complete_media(owner: str, media_id: str, *, deps: MediaDeps) -> Media:
             "first, then complete"
         )
     outcome_probed, reason = _probe_object(media, int(head.get("ContentLength", 0)), deps)
+    if reason is None:  # ready: the lifecycle rule must no longer expire it
+        deps.objects.keep(media.object_key)
     try:
         done = deps.media.mark_probed(
             owner, media_id, probed=outcome_probed, reason=reason, now=now

@@ -3,12 +3,12 @@ created or edited (and again by the worker or the adapters at publish time): a 4
 the channel, the rule, the count and the limit (each platform's ``length_rule``:
 ``platforms/registry.py``).
 
-Media: only platforms whose spec says ``publishes_media`` (webhooks) receive ``media_ids`` today
-(decision "Media refused for network channels until they can be published"): a Mastodon or
-Bluesky channel would publish the text alone, so media for one is refused rather than dropped.
-Each of a post's ``media_ids`` must be one of the caller's ``ready`` uploads
-(:func:`ready_media_errors`; decision "Media uploads and the probe"); a webhook takes up to 10
-(``models.api.MAX_MEDIA_IDS``).
+Media: each of a post's ``media_ids`` must be one of the caller's ``ready`` uploads
+(:func:`ready_media_errors`; decision "Media uploads and the probe"), and they must fit each
+channel's media rules (:func:`media_rule_violations`: the network's count, kinds, mixing, sizes
+and alt-text length, ``platforms/media_rules.py``); a platform whose spec does not say
+``publishes_media`` refuses media outright (decision "Media refused for network channels until
+they can be published"), never publishing the text alone.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import MediaStatus
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.registry import check_length, spec_of
+from scheduled_posts.platforms.base import PublishedMedia
+from scheduled_posts.platforms.media_rules import media_rule_errors
+from scheduled_posts.platforms.registry import check_length, media_rules_of, spec_of
 
 
 def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, Any]]:
@@ -42,13 +44,15 @@ def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, A
 
 
 def refuses_media(platform: str) -> bool:
-    """True for a platform whose adapter cannot publish media yet (Mastodon, Bluesky)."""
+    """True for a platform whose adapter cannot publish media (``PlatformSpec.publishes_media``
+    false; webhooks, Mastodon and Bluesky all publish them)."""
     return not spec_of(platform).publishes_media
 
 
 def media_errors(media_ids: Sequence[str], channels: Iterable[Channel]) -> list[dict[str, Any]]:
-    """One ``{"loc": ["body", "media_ids"], "msg", "type": "media_unsupported"}`` per Mastodon
-    or Bluesky channel when ``media_ids`` is not empty (none for webhooks, or without media)."""
+    """One ``{"loc": ["body", "media_ids"], "msg", "type": "media_unsupported"}`` per channel of
+    a platform that cannot publish media (:func:`refuses_media`) when ``media_ids`` is not
+    empty."""
     if not media_ids:
         return []
     return [
@@ -73,8 +77,15 @@ def ready_media_errors(
     (``loc ["body", "media_ids", i]``, type ``media_not_ready``); missing and another user's are
     described in the same words (one BatchGet). ``media=None``: no upload store to check
     against (a caller that checks other rules only)."""
+    return _ready_media(owner, media_ids, media=media)[0]
+
+
+def _ready_media(
+    owner: str, media_ids: Sequence[str], *, media: MediaRepository | None
+) -> tuple[list[dict[str, Any]], list[PublishedMedia]]:
+    """:func:`ready_media_errors`, and the uploads as the adapters see them when all are ready."""
     if not media_ids or media is None:
-        return []
+        return [], []
     # Only ids of the shape the service makes can name an upload (and fit in a key).
     found = media.get_many(owner, [m for m in media_ids if re.fullmatch(ID_PATTERN, m)])
     errors = []
@@ -92,6 +103,28 @@ def ready_media_errors(
                 "type": "media_not_ready",
             }
         )
+    return errors, ([] if errors else [found[m].published() for m in media_ids])
+
+
+def media_rule_violations(
+    media: Sequence[PublishedMedia], channels: Iterable[Channel]
+) -> list[dict[str, Any]]:
+    """One 422 error per network media rule (``platforms/media_rules.py``: count, kinds, mixing,
+    sizes, alt text) a channel's limits refuse for ``media`` (``loc ["body", "media_ids"]``,
+    type ``media_<rule>``, the message naming the channel, the value and the limit)."""
+    errors = []
+    for channel in channels:
+        rules = media_rules_of(channel.platform, channel.limits)
+        if rules is None or not media:
+            continue
+        for violation in media_rule_errors(rules, media):
+            errors.append(
+                {
+                    "loc": ["body", "media_ids"],
+                    "msg": f"{violation.message(channel.name)} (channel_id {channel.channel_id})",
+                    "type": f"media_{violation.rule}",
+                }
+            )
     return errors
 
 
@@ -116,15 +149,18 @@ def channel_errors(
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
     ``owner``'s (``channel_not_found``, when the request ``given`` them), then
     :func:`channel_rule_errors` of those that are (one BatchGet), then
-    :func:`ready_media_errors` of ``media_ids`` against ``media``."""
+    :func:`ready_media_errors` of ``media_ids`` against ``media``, then, when every one is
+    ready, :func:`media_rule_violations` of those uploads for each channel."""
     found = channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
         for i, channel_id in enumerate(channel_ids)
         if given and channel_id not in found
     ]
-    rules = channel_rule_errors(content, media_ids, (found[c] for c in channel_ids if c in found))
-    return missing + rules + ready_media_errors(owner, media_ids, media=media)
+    chosen = [found[c] for c in channel_ids if c in found]
+    rules = channel_rule_errors(content, media_ids, chosen)
+    not_ready, uploads = _ready_media(owner, media_ids, media=media)
+    return missing + rules + not_ready + media_rule_violations(uploads, chosen)
 
 
 def patched_channel_errors(
