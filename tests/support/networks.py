@@ -339,6 +339,9 @@ class NetworkWorld:
         #: ``network -> post indexes`` whose first write may carry the network's forced fault.
         self._forced_candidates: dict[str, set[int]] = {}
         self.transport: NetworkFaults | None = None
+        #: ``media_ids -> alt texts`` of the world's uploads (``tests/support/media_world.py``):
+        #: a published delivery shows exactly these, in order.
+        self.media_alts: Callable[[list[str]], list[str]] | None = None
 
     def start(self) -> None:
         """Serve the stand-in and create the accounts (one PDS account per world)."""
@@ -476,13 +479,17 @@ class NetworkWorld:
         found: dict[str, list[dict[str, Any]]] = {cid: [] for cid in self.channels}
         by_network = {c.network: cid for cid, c in self.channels.items()}
         for status in self.mastodon.statuses:
+            alts = [self.mastodon.media.items[i].description or "" for i in status.media_ids]
             found[by_network["mastodon"]].append(
-                {"text": status.text, "at": status.created_at, "id": status.id}
+                {"text": status.text, "at": status.created_at, "id": status.id, "alts": alts}
             )
         for record in list_posts(self.pds_url, self.pds_account.did):
             value = record.get("value") or {}
+            embed = value.get("embed") or {}
+            images = embed.get("images") if isinstance(embed, dict) else None
             found[by_network["bluesky"]].append(
                 {
+                    "alts": [str(i.get("alt")) for i in images or [] if isinstance(i, dict)],
                     "text": str(value.get("text")),
                     "created_at": value.get("createdAt"),
                     "id": record.get("uri"),
@@ -543,7 +550,21 @@ class NetworkWorld:
         for cid in sorted(reauthorized):
             if channel_status(cid) != "needs_reauthorization":
                 problems.append(f"{cid}: deliveries ended reauthorization_required, channel not")
+        problems += self._check_uploads(totals)
         return problems[:10]
+
+    def _check_uploads(self, totals: Counter[str]) -> list[str]:
+        """No item uploaded to Mastodon twice: every upload is attached to a status, except
+        those of deliveries the instance refused (a revoked token after the upload)."""
+        items = list(self.mastodon.media.items.values())
+        unattached = [m for m in items if m.status_id is None]
+        totals["network_mastodon_uploads"] += len(items)
+        totals["network_mastodon_unattached_uploads"] += len(unattached)
+        assert self.transport is not None
+        refused = len(self.transport.refused_keys)
+        if len(unattached) > refused:
+            return [f"mastodon: {len(unattached)} uploads never attached ({refused} refusals)"]
+        return []
 
     def _check_delivery(
         self,
@@ -587,6 +608,12 @@ class NetworkWorld:
             item = items[0]
             if item["text"] != state["content"]:
                 problems.append(f"{key}: {channel.network} holds stale text {item['text']!r}")
+            if self.media_alts is not None:  # nothing published without its media, in order
+                want = self.media_alts(list(state.get("media_ids") or []))
+                if item.get("alts", []) != want:
+                    shown = item.get("alts")
+                    problems.append(f"{key}: {channel.network} shows media {shown}, not {want}")
+                totals[f"network_{channel.network}_media"] += len(want)
             # a hostile answer's id is dropped, unless a retry learnt the real one
             ids = {item["id"], None} if key in self.transport.hostile_keys else {item["id"]}
             if delivery.get("remote_id") not in ids:

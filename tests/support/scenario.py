@@ -45,6 +45,7 @@ from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
 from scheduled_posts.data.dlq import DeadLetterQueue
 from scheduled_posts.data.due_index import DueIndex
+from scheduled_posts.data.media import S3MediaObjects
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
@@ -86,6 +87,7 @@ from tests.support.lateness import (
     lost_slots,
     rate_limit_wait_seconds,
 )
+from tests.support.media_world import WorldMedia
 from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
@@ -154,6 +156,8 @@ class PlannedPost:
     action_result: str | None = None
     final_publish_at: datetime | None = None
     final_content: str | None = None
+    #: The post's uploads (``tests/support/media_world.py``), in order.
+    media_ids: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -275,6 +279,8 @@ class World:
         self.aws: AwsResources = create_resources(prefix=f"s{seed}", **WORLD_SETTINGS)
         settings = self.settings
         self.receiver = FakeReceiver(clock)  # the reference clock
+        #: The users' uploads and the media of each post.
+        self.media = WorldMedia(seed, settings, self._call)
         self.receiver.responder = self.plan.responder(self.receiver)
         self.resource = boto3.resource("dynamodb", region_name="us-east-1")
         self.sqs = boto3.client("sqs", region_name="us-east-1")
@@ -311,7 +317,10 @@ class World:
             ),
             adapters={
                 "webhook": WebhookAdapter(
-                    settings, transport=transport, resolver=self.receiver.resolver
+                    settings,
+                    transport=transport,
+                    resolver=self.receiver.resolver,
+                    media=S3MediaObjects(settings.MEDIA_BUCKET_NAME),
                 ),
                 **(self.networks.adapters(settings) if self.networks else {}),
             },
@@ -549,6 +558,8 @@ class World:
             self.channels[user] = ids
         if self.networks is not None:
             self._add_network_channels(next(iter(self.users)))
+            self.networks.media_alts = self.media.alts
+        self.media.build(list(self.users))
         start = self.clock.now()
         first = start + timedelta(seconds=30)
         seconds = max(1, self.n_posts // 8)  # about eight posts per second
@@ -583,6 +594,7 @@ class World:
                     create_at=create_at,
                     content=f"post {i} of seed {self.seed}",
                     action=action,
+                    media_ids=self.media.choose(user),
                 )
             )
         poison = random.Random(f"poison-{self.seed}")
@@ -622,6 +634,7 @@ class World:
                 "content": post.content,
                 "publish_at": format_instant(post.publish_at),
                 "channel_ids": post.channel_ids,
+                "media_ids": post.media_ids,
             },
             headers=(
                 {"Idempotency-Key": f"create-{self.seed}-{post.index}"} if post.index % 2 else {}
@@ -954,6 +967,7 @@ class World:
                             problems.append(f"{key}: delivered a stale publish_at")
                         if payload.get("content") != state["content"]:
                             problems.append(f"{key}: delivered stale content")
+                        problems += self.media.check_webhook(key, payload, post.media_ids)
                         last = delivered.get(sid)
                         if last is None or accepted.at > last.delivered_at:
                             delivered[sid] = Delivered(final_at, accepted.at)
