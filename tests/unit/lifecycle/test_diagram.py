@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from scheduled_posts.lifecycle.transitions import ARROWS
+from scheduled_posts.lifecycle.arrows import ARROWS
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "dispatch.md"
 ARROW = re.compile(r"^\s*(\[\*\]|\w+)\s*-->\s*(\[\*\]|\w+)\s*(?::\s*(.*))?$")

@@ -24,8 +24,8 @@ from scheduled_posts.data.channels import read_channel
 from scheduled_posts.data.counters import release_pending
 from scheduled_posts.data.dynamo import UpdateExpression, is_condition_failure
 from scheduled_posts.lifecycle import transitions
+from scheduled_posts.lifecycle.arrows import PostChange
 from scheduled_posts.lifecycle.outcomes import Completion
-from scheduled_posts.lifecycle.transitions import PostChange
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.tables import BY_LEASE_INDEX
 

@@ -40,8 +40,8 @@ from scheduled_posts.errors import (
     StateConflictError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import transitions
-from scheduled_posts.lifecycle.transitions import PostChange
+from scheduled_posts.lifecycle import transitions, waiting
+from scheduled_posts.lifecycle.arrows import PostChange
 from scheduled_posts.models.post import Attempt, Post, PostStatus
 from scheduled_posts.observability import logger
 
@@ -298,7 +298,7 @@ class PostRepository:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
 
         The post's update is conditioned on ``status = scheduled AND version = old.version``
-        (a ``publishing`` post waiting for its next attempt at ``now``: ``transitions.
+        (a ``publishing`` post waiting for its next attempt at ``now``: ``waiting.
         cancel_waiting``, or ``edit_waiting`` given its ``attempts``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
         is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
@@ -310,11 +310,11 @@ class PostRepository:
             ``scheduled``, or has another version.
         """
         if old.status == PostStatus.PUBLISHING and new.status == PostStatus.CANCELLED:
-            change = transitions.cancel_waiting(
+            change = waiting.cancel_waiting(
                 old, new, now=now or new.updated_at, attempts=attempts or []
             )
         elif old.status == PostStatus.PUBLISHING:
-            change = transitions.edit_waiting(
+            change = waiting.edit_waiting(
                 old, new, now=now or new.updated_at, attempts=attempts or []
             )
         elif new.status == PostStatus.CANCELLED:
