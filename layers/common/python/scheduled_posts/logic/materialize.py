@@ -34,6 +34,7 @@ from scheduled_posts.data.series import (
     SeriesRepository,
 )
 from scheduled_posts.errors import LimitExceededError
+from scheduled_posts.lifecycle import series_transitions
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic import occurrences
 from scheduled_posts.logic.promotion import promote_if_due
@@ -275,8 +276,8 @@ def extend_series(
     extend_at = next_extension(progressed, now=now, settings=settings)
     if stopped is not None:
         extend_at = now + timedelta(seconds=settings.MATERIALIZE_INTERVAL_SECONDS)
-    status = SeriesStatus.ACTIVE if extend_at is not None else SeriesStatus.ENDED
-    new = progressed.model_copy(update={"extend_at": extend_at, "status": status})
+    new = series_transitions.extended(progressed, extend_at=extend_at)
+    status = new.status
     try:
         deps.series.save(series, new)
     except SeriesChangedError:
