@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduled_posts.lifecycle.transitions import PostChange
+from scheduled_posts.lifecycle.arrows import PostChange
 
 
 def applied(item: dict[str, Any], change: PostChange) -> dict[str, Any]:

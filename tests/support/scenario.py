@@ -1213,7 +1213,7 @@ class World:
 def _rate_limited_used_attempts(
     key: str, rows: list[dict[str, Any]], totals: Counter[str]
 ) -> list[str]:
-    """A 429 uses no attempt (``lifecycle/outcomes.plan_retry``): the try after a finished
+    """A 429 uses no attempt (``lifecycle/retry.plan_retry``): the try after a finished
     ``rate_limited`` row carries the same attempt number (a lost round leaves only a ``started``
     row and changes no count either)."""
     ordered = sorted(rows, key=lambda r: (r["started_at"], r["attempt"]))

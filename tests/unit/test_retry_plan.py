@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduled_posts.lifecycle.outcomes import RetryPolicy, plan_retry
+from scheduled_posts.lifecycle.retry import RetryPolicy, plan_retry
 
 PUBLISH_AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 NOW = PUBLISH_AT + timedelta(minutes=1)

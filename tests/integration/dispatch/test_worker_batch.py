@@ -10,7 +10,7 @@ import pytest
 
 from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.data.post_store import PostStore
-from scheduled_posts.logic.backoff import backoff_bound, full_jitter
+from scheduled_posts.lifecycle.backoff import backoff_bound, full_jitter
 from scheduled_posts.models.messages import DispatchMessage
 from tests.integration.dispatch.conftest import FirePath
 

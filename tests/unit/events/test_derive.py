@@ -17,6 +17,7 @@ from scheduled_posts.lifecycle.events import derive_events
 from scheduled_posts.lifecycle.outcomes import Completion
 from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
+from scheduled_posts.lifecycle.waiting import edit_waiting
 from scheduled_posts.models.events import BaseEvent, EventType, event_body, event_schemas
 from scheduled_posts.models.post import Delivery, Post
 from tests.support.items import applied
@@ -114,7 +115,7 @@ def test_derive_edit_of_a_waiting_post_is_post_updated_alone() -> None:
     new_post = waiting.model_copy(
         update={"content": "bye", "version": 4, "updated_at": LATER, "lease_token": "lease-2"}
     )
-    new = applied(mid, transitions.edit_waiting(waiting, new_post, now=LATER, attempts=[]))
+    new = applied(mid, edit_waiting(waiting, new_post, now=LATER, attempts=[]))
     # Then post.updated alone, still publishing (no second delivery.retrying)
     (event,) = checked(mid, new)
     assert (event.type, event.version, event.status) == (  # type: ignore[attr-defined]

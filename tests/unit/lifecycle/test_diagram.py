@@ -2,25 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-from scheduled_posts.lifecycle.transitions import ARROWS
-
-DOC = Path(__file__).resolve().parents[3] / "docs" / "dispatch.md"
-ARROW = re.compile(r"^\s*(\[\*\]|\w+)\s*-->\s*(\[\*\]|\w+)\s*(?::\s*(.*))?$")
-
-
-def diagram_edges() -> set[tuple[str, str]]:
-    text = DOC.read_text(encoding="utf-8")
-    block = re.search(r"```mermaid\n(stateDiagram-v2\n.*?)```", text, re.S)
-    assert block is not None, "no mermaid stateDiagram-v2 block in docs/dispatch.md"
-    edges = set()
-    for line in block.group(1).splitlines()[1:]:
-        match = ARROW.match(line)
-        if match and match.group(2) != "[*]":  # "x --> [*]" marks a final state, not an arrow
-            edges.add((match.group(1), match.group(2)))
-    return edges
+from scheduled_posts.lifecycle.arrows import ARROWS
+from tests.support.diagrams import ARROW, diagram_edges
 
 
 def table_edges() -> set[tuple[str, str]]:
@@ -28,9 +11,9 @@ def table_edges() -> set[tuple[str, str]]:
 
 
 def test_diagram_arrows_equal_the_transition_table() -> None:
-    assert diagram_edges() == table_edges()
+    assert diagram_edges("dispatch.md") == table_edges()
 
 
 def test_diagram_parser_reads_arrows_and_skips_final_markers() -> None:
     assert ARROW.match("    a --> b: label").groups() == ("a", "b", "label")
-    assert ("published", "[*]") not in diagram_edges()
+    assert ("published", "[*]") not in diagram_edges("dispatch.md")

@@ -8,8 +8,8 @@ import pytest
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle import outcomes
-from scheduled_posts.lifecycle.outcomes import RetryPolicy
 from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
+from scheduled_posts.lifecycle.retry import RetryPolicy
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.models.post import Attempt, Delivery, Post
 from scheduled_posts.platforms.base import DeliveryResult

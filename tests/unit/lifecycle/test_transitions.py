@@ -9,10 +9,16 @@ import pytest
 
 from scheduled_posts.clock import format_instant
 from scheduled_posts.lifecycle import transitions
+from scheduled_posts.lifecycle.arrows import ARROWS, Guard, TransitionRefused
 from scheduled_posts.lifecycle.outcomes import Completion
 from scheduled_posts.lifecycle.reasons import StatusReason
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
-from scheduled_posts.lifecycle.transitions import ARROWS, Guard, TransitionRefused
+from scheduled_posts.lifecycle.waiting import (
+    WAITING_MARGIN_SECONDS,
+    cancel_waiting,
+    edit_waiting,
+    waiting_for_next_attempt,
+)
 from scheduled_posts.models.post import Attempt, Delivery, Post
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -81,10 +87,10 @@ CALLS = {
     "cancel": lambda p: transitions.cancel(
         p, p.model_copy(update={"status": PostStatus.CANCELLED})
     ),
-    "cancel_waiting": lambda p: transitions.cancel_waiting(
+    "cancel_waiting": lambda p: cancel_waiting(
         p, p.model_copy(update={"status": PostStatus.CANCELLED}), now=NOW
     ),
-    "edit_waiting": lambda p: transitions.edit_waiting(
+    "edit_waiting": lambda p: edit_waiting(
         p, p.model_copy(update={"lease_token": "t2"}), now=NOW, attempts=[]
     ),
     "reschedule_missed": lambda p: transitions.reschedule_missed(
@@ -323,7 +329,7 @@ def cancelled(p: Post) -> Post:
 
 def test_cancel_waiting_guarded_by_status_version_and_lease_token_removes_the_lease() -> None:
     old = waiting(published("c1"), retrying("c2", 3600))
-    change = transitions.cancel_waiting(old, cancelled(old), now=NOW)
+    change = cancel_waiting(old, cancelled(old), now=NOW)
     assert change.guard == Guard(PostStatus.PUBLISHING, version=3, lease_token="t")
     assert (change.target, change.sets[("status",)]) == (PostStatus.CANCELLED, "cancelled")
     assert {"lease_shard", "lease_expires_at"} <= set(change.removes)
@@ -334,7 +340,7 @@ def test_cancel_waiting_guarded_by_status_version_and_lease_token_removes_the_le
     "deliveries",
     [
         (retrying("c1", 3600), retrying("c2", -1)),  # one is due: a round may be running
-        (retrying("c1", transitions.WAITING_MARGIN_SECONDS),),  # within the clock-skew margin
+        (retrying("c1", WAITING_MARGIN_SECONDS),),  # within the clock-skew margin
         (Delivery(channel_id="c1"),),  # pending, never tried: due now
         (published("c1"),),  # nothing owed
     ],
@@ -344,15 +350,15 @@ def test_cancel_waiting_refused_unless_every_owed_delivery_waits(
     deliveries: tuple[Delivery, ...],
 ) -> None:
     old = waiting(*deliveries)
-    assert not transitions.waiting_for_next_attempt(old, NOW)
+    assert not waiting_for_next_attempt(old, NOW)
     with pytest.raises(TransitionRefused):
-        transitions.cancel_waiting(old, cancelled(old), now=NOW)
+        cancel_waiting(old, cancelled(old), now=NOW)
 
 
 def test_cancel_waiting_refused_without_a_lease_token() -> None:
     old = waiting(retrying("c1", 3600), token=None)
     with pytest.raises(TransitionRefused):
-        transitions.cancel_waiting(old, cancelled(old), now=NOW)
+        cancel_waiting(old, cancelled(old), now=NOW)
 
 
 @pytest.mark.parametrize(
@@ -373,7 +379,7 @@ def test_cancel_waiting_refused_when_an_owed_channels_attempt_may_have_published
         error=error,
     )
     with pytest.raises(TransitionRefused):
-        transitions.cancel_waiting(old, cancelled(old), now=NOW, attempts=[answered])
+        cancel_waiting(old, cancelled(old), now=NOW, attempts=[answered])
 
 
 def test_cancel_waiting_allowed_when_only_a_published_channel_reached_the_network() -> None:
@@ -382,7 +388,7 @@ def test_cancel_waiting_allowed_when_only_a_published_channel_reached_the_networ
         Attempt(channel_id="c1", attempt=1, started_at=NOW, outcome="published", http_status=200),
         Attempt(channel_id="c2", attempt=1, started_at=NOW, outcome="retryable", http_status=503),
     ]
-    change = transitions.cancel_waiting(old, cancelled(old), now=NOW, attempts=sent)
+    change = cancel_waiting(old, cancelled(old), now=NOW, attempts=sent)
     assert change.target == PostStatus.CANCELLED
 
 
@@ -403,7 +409,7 @@ def attempt(outcome: str, http_status: int | None = None, error: str | None = No
 
 def test_edit_waiting_guarded_by_status_version_and_the_old_token_sets_the_new_one() -> None:
     old = waiting(retrying("c1", 3600))
-    change = transitions.edit_waiting(
+    change = edit_waiting(
         old, edited(old), now=NOW, attempts=[attempt("retryable", 503, "http_503")]
     )
     assert change.guard == Guard(PostStatus.PUBLISHING, version=3, lease_token="t")
@@ -429,7 +435,7 @@ def test_edit_waiting_guarded_by_status_version_and_the_old_token_sets_the_new_o
 )
 def test_edit_waiting_allowed_after_attempts_that_published_nothing(answered: Attempt) -> None:
     old = waiting(retrying("c1", 3600))
-    change = transitions.edit_waiting(old, edited(old), now=NOW, attempts=[answered])
+    change = edit_waiting(old, edited(old), now=NOW, attempts=[answered])
     assert change.arrow == "edit_waiting"
 
 
@@ -451,14 +457,14 @@ def test_edit_waiting_allowed_after_attempts_that_published_nothing(answered: At
 def test_edit_waiting_refused_when_an_attempt_may_have_published(answered: Attempt) -> None:
     old = waiting(retrying("c1", 3600))
     with pytest.raises(TransitionRefused):
-        transitions.edit_waiting(old, edited(old), now=NOW, attempts=[answered])
+        edit_waiting(old, edited(old), now=NOW, attempts=[answered])
 
 
 @pytest.mark.parametrize(
     "deliveries",
     [
         (retrying("c1", 3600), retrying("c2", -1)),
-        (retrying("c1", transitions.WAITING_MARGIN_SECONDS),),
+        (retrying("c1", WAITING_MARGIN_SECONDS),),
         (Delivery(channel_id="c1"),),
         (published("c1"),),
     ],
@@ -469,11 +475,11 @@ def test_edit_waiting_refused_unless_every_owed_delivery_waits(
 ) -> None:
     old = waiting(*deliveries)
     with pytest.raises(TransitionRefused):
-        transitions.edit_waiting(old, edited(old), now=NOW, attempts=[])
+        edit_waiting(old, edited(old), now=NOW, attempts=[])
 
 
 @pytest.mark.parametrize("token", [None, "t"], ids=["no-token", "same-token"])
 def test_edit_waiting_refused_without_a_new_lease_token(token: str | None) -> None:
     old = waiting(retrying("c1", 3600))
     with pytest.raises(TransitionRefused):
-        transitions.edit_waiting(old, edited(old, token), now=NOW, attempts=[])
+        edit_waiting(old, edited(old, token), now=NOW, attempts=[])

@@ -21,11 +21,11 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.aws import TableStore
 from scheduled_posts.data.channels import read_channel
-from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.counters import release_pending_best_effort
 from scheduled_posts.data.dynamo import UpdateExpression, is_condition_failure
 from scheduled_posts.lifecycle import transitions
+from scheduled_posts.lifecycle.arrows import PostChange
 from scheduled_posts.lifecycle.outcomes import Completion
-from scheduled_posts.lifecycle.transitions import PostChange
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.tables import BY_LEASE_INDEX
 
@@ -258,5 +258,6 @@ class PostStore(TableStore):
         return self.apply(change) is not None
 
     def release_pending(self, *, owner: str, schedule_id: str) -> None:
-        """Release one of ``owner``'s pending-post slots (see ``data/counters.py``)."""
-        release_pending(self.table, owner=owner, schedule_id=schedule_id)
+        """Release one of ``owner``'s pending-post slots, best effort: never raises
+        (``data/counters.release_pending_best_effort``)."""
+        release_pending_best_effort(self.table, owner=owner, schedule_id=schedule_id)

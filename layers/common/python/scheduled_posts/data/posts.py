@@ -5,11 +5,12 @@ due entries (and late markers), so no request can leave a post the sweeper never
 entry for a post that is not ``scheduled``. Create is three ordered single-item writes (counter,
 entry, post; :meth:`PostRepository.create` says why every gap is safe), half the write units.
 
-The post's own change is decided in ``lifecycle/transitions.py`` (``edit``, ``cancel``,
-``reschedule_missed``) and rendered by ``data/post_store.py``; this module adds the due-index and
-counter items to the same transaction. DynamoDB transaction limits: at most 100 actions, no two
-on the same item (Amazon DynamoDB Developer Guide, "Amazon DynamoDB Transactions: How it
-works"); ``TransactionConflict`` is retried by ``data/dynamo.py``.
+The reads are ``data/post_reads.py`` (the base class), the pending counter
+``data/counters.py``. The post's own change is decided in ``lifecycle/transitions.py``
+(``edit``, ``cancel``, ``reschedule_missed``) and rendered by ``data/post_store.py``; this
+module adds the due-index and counter items to the same transaction. DynamoDB transaction
+limits: at most 100 actions, no two on the same item (Amazon DynamoDB Developer Guide, "Amazon
+DynamoDB Transactions: How it works"); ``TransactionConflict`` is retried by ``data/dynamo.py``.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
-from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
-from scheduled_posts.data.aws import dynamodb_resource
-from scheduled_posts.data.counters import release_pending
+from scheduled_posts.clock import epoch_seconds, format_instant
+from scheduled_posts.data import counters
 from scheduled_posts.data.dynamo import (
     TransactionConflictExhaustedError,
     cancellation_reasons,
@@ -32,7 +31,11 @@ from scheduled_posts.data.dynamo import (
     is_condition_failure,
     transact,
 )
-from scheduled_posts.data.post_store import read_post, render_change
+from scheduled_posts.data.post_reads import (  # noqa: F401  (data/account.py reads it here)
+    PostReader,
+    attempt_from_item,
+)
+from scheduled_posts.data.post_store import render_change
 from scheduled_posts.errors import (
     LimitExceededError,
     PostNotFoundError,
@@ -40,13 +43,10 @@ from scheduled_posts.errors import (
     StateConflictError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import transitions
-from scheduled_posts.lifecycle.transitions import PostChange
+from scheduled_posts.lifecycle import transitions, waiting
+from scheduled_posts.lifecycle.arrows import PostChange
 from scheduled_posts.models.post import Attempt, Post, PostStatus
 from scheduled_posts.observability import logger
-
-_ATTEMPT_PREFIX = "ATTEMPT#"
-_RELEASE_PREFIX = f"{keys.PENDING_SK}#RELEASED#"
 
 
 class TransactionConflictError(ServiceError):
@@ -74,132 +74,10 @@ def due_keys(post: Post, *, late: bool) -> DueKeys:
     )
 
 
-@dataclass(frozen=True)
-class OwnerPage:
-    """One Query page of an owner's posts: ``last_key`` is the ``gsi1sk`` to resume after."""
-
-    posts: list[Post]
-    last_key: str | None
-
-
-class PostRepository:
-    """Posts, due entries, attempts and pending counters.
-
-    ``dynamodb`` is a boto3 DynamoDB resource (default: the process's, created lazily); its
-    ``meta.client`` runs transactions with plain Python values. ``misfire_grace_seconds`` sets
-    the due entries' TTL (``publish_at + MISFIRE_GRACE_SECONDS + 1 day``).
+class PostRepository(PostReader):
+    """Posts, due entries, attempts and pending counters: the reads of
+    :class:`~scheduled_posts.data.post_reads.PostReader` (same constructor) and the changes.
     """
-
-    def __init__(
-        self,
-        *,
-        posts_table_name: str,
-        due_table_name: str,
-        misfire_grace_seconds: int = 86_400,
-        dynamodb: Any | None = None,
-    ) -> None:
-        self._posts_name = posts_table_name
-        self._due_name = due_table_name
-        self._dynamodb = dynamodb
-        # Entries stay until publish_at + MISFIRE_GRACE_SECONDS + 1 day (docs/data-model.md).
-        self._entry_lifetime_seconds = misfire_grace_seconds + 86_400
-
-    @property
-    def _resource(self) -> Any:
-        return self._dynamodb or dynamodb_resource()
-
-    @property
-    def posts_table(self) -> Any:
-        """The boto3 ``Table`` of ``PostsTable`` (for :func:`data.counters.release_pending`)."""
-        return self._resource.Table(self._posts_name)
-
-    # ------------------------------------------------------------------ reads
-
-    def get(self, schedule_id: str) -> Post | None:
-        """The post (any owner), strongly consistent, or ``None``."""
-        return read_post(self.posts_table, schedule_id)
-
-    def query_owner(
-        self,
-        owner: str,
-        *,
-        lower: str | None,
-        upper: str | None,
-        after: str | None,
-        status: PostStatus | None,
-        now: datetime,
-        limit: int,
-        channel_id: str | None = None,
-        series_id: str | None = None,
-    ) -> OwnerPage:
-        """One page of ``owner``'s posts from GSI ``by_owner`` in ``(publish_at, schedule_id)``.
-
-        ``lower``/``upper`` bound ``gsi1sk`` inclusively; ``after`` is the ``gsi1sk`` of the
-        last item already returned (exclusive). Expired posts and, when ``status`` is given,
-        posts in another status and, when ``channel_id`` is given, posts that do not name that
-        channel are filtered out, so a page may hold fewer than ``limit`` posts.
-        Reads at most ``limit`` index items (Query ``Limit``). With ``series_id``, reads GSI
-        ``by_series`` instead (the series' occurrences, same order; another owner's are
-        filtered out).
-        """
-        partition = (
-            ("occurrence_of", series_id)
-            if series_id
-            else ("gsi1pk", keys.owner_posts_gsi_pk(owner))
-        )
-        condition = Key(partition[0]).eq(partition[1])
-        if lower is not None and upper is not None:
-            condition &= Key("gsi1sk").between(lower, upper)
-        elif lower is not None:
-            condition &= Key("gsi1sk").gte(lower)
-        elif upper is not None:
-            condition &= Key("gsi1sk").lte(upper)
-        visible = Attr("expires_at").not_exists() | Attr("expires_at").gt(epoch_seconds(now))
-        if status is not None:
-            visible &= Attr("status").eq(status.value)
-        if channel_id is not None:
-            visible &= Attr("channel_ids").contains(channel_id)
-        if series_id is not None:
-            visible &= Attr("gsi1pk").eq(keys.owner_posts_gsi_pk(owner))
-        kwargs: dict[str, Any] = {
-            "IndexName": "by_series" if series_id else "by_owner",
-            "KeyConditionExpression": condition,
-            "FilterExpression": visible,
-            "Limit": limit,
-        }
-        if after is not None:
-            schedule_id = after.split("#", 1)[1]
-            kwargs["ExclusiveStartKey"] = {
-                partition[0]: partition[1],
-                "gsi1sk": after,
-                "pk": keys.post_pk(schedule_id),
-                "sk": keys.POST_SK,
-            }
-        page = self.posts_table.query(**kwargs)
-        last = page.get("LastEvaluatedKey")
-        return OwnerPage(
-            posts=[Post.from_item(item) for item in page.get("Items", [])],
-            last_key=last["gsi1sk"] if last else None,
-        )
-
-    def list_attempts(self, schedule_id: str, *, now: datetime) -> list[Attempt]:
-        """Every unexpired attempt row of a post, in start order (one paginated Query)."""
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(keys.post_pk(schedule_id))
-            & Key("sk").begins_with(_ATTEMPT_PREFIX),
-            "ConsistentRead": True,
-        }
-        attempts: list[Attempt] = []
-        while True:
-            page = self.posts_table.query(**kwargs)
-            for item in page.get("Items", []):
-                expires = item.get("expires_at")
-                if expires is not None and int(expires) <= now.timestamp():
-                    continue
-                attempts.append(attempt_from_item(item))
-            if "LastEvaluatedKey" not in page:
-                return attempts
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     # ----------------------------------------------------------------- writes
 
@@ -254,36 +132,18 @@ class PostRepository:
         return post
 
     def _count_pending(self, owner: str, max_pending: int) -> None:
-        """Step 1 of :meth:`create`; raises :class:`LimitExceededError` when full."""
-        for attempt in (1, 2):
-            try:
-                self.posts_table.update_item(
-                    Key={"pk": keys.owner_pk(owner), "sk": keys.PENDING_SK},
-                    UpdateExpression="ADD pending :one",
-                    ConditionExpression="attribute_not_exists(pending) OR pending < :max",
-                    ExpressionAttributeValues={":one": 1, ":max": max_pending},
-                )
-                return
-            except ClientError as exc:
-                if not is_condition_failure(exc):
-                    raise
-                if attempt == 1:
-                    # Retry even when this fold found nothing: a rival create may have folded
-                    # the releases between our refusal and our fold, freeing slots.
-                    self.fold_releases(owner)
-                    continue
-                raise LimitExceededError(
-                    f"you already have {max_pending} scheduled posts (MAX_PENDING_POSTS); "
-                    "cancel one or wait until one is published"
-                ) from exc
+        """Step 1 of :meth:`create` (:func:`data.counters.count_pending`); raises
+        :class:`LimitExceededError` when full."""
+        counters.count_pending(
+            self.posts_table, owner=owner, max_pending=max_pending, fold=self.fold_releases
+        )
 
     def _uncount(self, post: Post) -> None:
         """Best effort: give back the count of a create that failed after counting (the
         reconciler repairs the counter when this fails too)."""
-        try:
-            release_pending(self.posts_table, owner=post.owner, schedule_id=post.schedule_id)
-        except ClientError:
-            logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
+        counters.release_pending_best_effort(
+            self.posts_table, owner=post.owner, schedule_id=post.schedule_id
+        )
 
     def replace(
         self,
@@ -298,7 +158,7 @@ class PostRepository:
         """Edit or cancel: update the post from ``old`` to ``new`` in one transaction.
 
         The post's update is conditioned on ``status = scheduled AND version = old.version``
-        (a ``publishing`` post waiting for its next attempt at ``now``: ``transitions.
+        (a ``publishing`` post waiting for its next attempt at ``now``: ``waiting.
         cancel_waiting``, or ``edit_waiting`` given its ``attempts``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
         is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
@@ -310,11 +170,11 @@ class PostRepository:
             ``scheduled``, or has another version.
         """
         if old.status == PostStatus.PUBLISHING and new.status == PostStatus.CANCELLED:
-            change = transitions.cancel_waiting(
+            change = waiting.cancel_waiting(
                 old, new, now=now or new.updated_at, attempts=attempts or []
             )
         elif old.status == PostStatus.PUBLISHING:
-            change = transitions.edit_waiting(
+            change = waiting.edit_waiting(
                 old, new, now=now or new.updated_at, attempts=attempts or []
             )
         elif new.status == PostStatus.CANCELLED:
@@ -382,73 +242,11 @@ class PostRepository:
                 ) from exc
 
     def fold_releases(self, owner: str) -> int:
-        """Fold the owner's release shards into ``PENDING.pending``; returns how many folded.
-
-        For each release item with ``released = x > 0``: one transaction
-        ``released -= x`` (if ``released >= x``) and ``pending -= x``. A shard that changed
-        meanwhile is skipped (the next fold takes it).
-        """
-        table = self.posts_table
-        page = table.query(
-            KeyConditionExpression=Key("pk").eq(keys.owner_pk(owner))
-            & Key("sk").begins_with(_RELEASE_PREFIX),
-            ConsistentRead=True,
-        )
-        folded = 0
-        for item in page.get("Items", []):
-            released = int(item.get("released", 0))
-            if released <= 0:
-                continue
-            try:
-                self._transact(
-                    [
-                        {
-                            "Update": {
-                                "TableName": self._posts_name,
-                                "Key": {"pk": item["pk"], "sk": item["sk"]},
-                                "UpdateExpression": "SET released = released - :x",
-                                "ConditionExpression": "released >= :x",
-                                "ExpressionAttributeValues": {":x": released},
-                            }
-                        },
-                        {
-                            "Update": {
-                                "TableName": self._posts_name,
-                                "Key": {"pk": keys.owner_pk(owner), "sk": keys.PENDING_SK},
-                                "UpdateExpression": "ADD pending :minus",
-                                "ExpressionAttributeValues": {":minus": -released},
-                            }
-                        },
-                    ]
-                )
-                folded += released
-            except ClientError as exc:
-                if not is_cancelled(exc):
-                    raise
-                logger.info("pending fold skipped", extra={"owner_shard": item["sk"]})
-        return folded
-
-    def pending_count(self, owner: str) -> int:
-        """``PENDING.pending`` minus every release shard: the owner's ``scheduled`` posts."""
-        page = self.posts_table.query(
-            KeyConditionExpression=Key("pk").eq(keys.owner_pk(owner))
-            & Key("sk").begins_with(keys.PENDING_SK),
-            ConsistentRead=True,
-        )
-        total = 0
-        for item in page.get("Items", []):
-            if item["sk"] == keys.PENDING_SK:
-                total += int(item.get("pending", 0))
-            else:
-                total -= int(item.get("released", 0))
-        return total
+        """Fold the owner's release shards into ``PENDING.pending``
+        (:func:`data.counters.fold_releases`); returns how many folded."""
+        return counters.fold_releases(self.posts_table, owner=owner, transact=self._transact)
 
     # -------------------------------------------------------------- internals
-
-    def _committed(self, post: Post) -> Post | None:
-        """The stored post with ``post``'s id and owner (a create that did commit), or None."""
-        stored = self.get(post.schedule_id)
-        return stored if stored is not None and stored.owner == post.owner else None
 
     def _transact(self, items: list[dict[str, Any]], *, token: str | None = None) -> None:
         """``TransactWriteItems`` through :func:`data.dynamo.transact` (``TransactionConflict``
@@ -567,21 +365,3 @@ class PostRepository:
         return VersionConflictError(
             f"the post changed meanwhile (version {current.version}, expected {old.version})"
         )
-
-
-def attempt_from_item(item: dict[str, Any]) -> Attempt:
-    """An :class:`Attempt` from its DynamoDB item."""
-    finished = item.get("finished_at")
-    http_status = item.get("http_status")
-    return Attempt(
-        channel_id=item["channel_id"],
-        attempt=int(item["attempt"]),
-        started_at=instant_from_storage(item["started_at"]),
-        finished_at=instant_from_storage(finished) if finished else None,
-        outcome=item["outcome"],
-        http_status=int(http_status) if http_status is not None else None,
-        error=item.get("error"),
-        lag_seconds=float(item["lag_seconds"]) if item.get("lag_seconds") is not None else None,
-        remote_id=item.get("remote_id"),
-        remote_url=item.get("remote_url"),
-    )

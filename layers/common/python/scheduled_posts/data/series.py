@@ -1,5 +1,7 @@
 """DynamoDB access for recurring schedules (issue 13): series items, the owner's open-series
-counter, the materialization index and occurrence writes. See ``docs/data-model.md``.
+counter, the materialization index and occurrence writes. See ``docs/data-model.md``. The reads
+are ``data/series_reads.py`` (the base class); the guards of a save come from
+``lifecycle/series_transitions.py``.
 
 * A series is ``pk = SERIES#<id>, sk = SERIES`` in ``PostsTable``; its open-series counter is
   ``pk = OWNER#<sub>, sk = SERIES_COUNT`` (``open``), counted up on create under
@@ -20,16 +22,13 @@ counter, the materialization index and occurrence writes. See ``docs/data-model.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
-from scheduled_posts.clock import format_instant, instant_from_storage
-from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.clock import format_instant
 from scheduled_posts.data.dynamo import (
     TransactionConflictExhaustedError,
     UpdateExpression,
@@ -39,10 +38,11 @@ from scheduled_posts.data.dynamo import (
     transact,
 )
 from scheduled_posts.data.posts import PostRepository, TransactionConflictError
+from scheduled_posts.data.series_reads import SeriesReader
 from scheduled_posts.errors import LimitExceededError, ServiceError, VersionConflictError
-from scheduled_posts.lifecycle import transitions
-from scheduled_posts.models.post import Post, PostStatus
-from scheduled_posts.models.series import OPEN_SERIES_STATUSES, Series, SeriesStatus
+from scheduled_posts.lifecycle import series_transitions, transitions
+from scheduled_posts.models.post import Post
+from scheduled_posts.models.series import Series
 
 _KEY_ATTRIBUTES = frozenset({"pk", "sk"})
 #: Written only by the occurrence writes themselves (``ADD``), never by a save of the series
@@ -66,26 +66,9 @@ class SeriesLimitError(ServiceError):
     title = "Validation failed"
 
 
-@dataclass(frozen=True)
-class IndexEntry:
-    """A materialization-index entry: the series and when it needs extending."""
-
-    bucket: str
-    due: str
-    series_id: str
-    extend_at: datetime
-
-
-@dataclass(frozen=True)
-class SeriesPage:
-    """One page of an owner's series; ``last_key`` is the ``gsi1sk`` to resume after."""
-
-    series: list[Series]
-    last_key: str | None
-
-
-class SeriesRepository:
-    """Series items, the open-series counter, the materialization index and occurrences.
+class SeriesRepository(SeriesReader):
+    """Series items, the open-series counter, the materialization index and occurrences: the
+    reads of :class:`~scheduled_posts.data.series_reads.SeriesReader` and the writes.
 
     ``posts`` is the :class:`PostRepository` whose transaction items an occurrence reuses.
     """
@@ -98,118 +81,12 @@ class SeriesRepository:
         posts: PostRepository,
         dynamodb: Any | None = None,
     ) -> None:
-        self._posts_name = posts_table_name
-        self._due_name = due_table_name
+        super().__init__(
+            posts_table_name=posts_table_name, due_table_name=due_table_name, dynamodb=dynamodb
+        )
         self._posts = posts
-        self._dynamodb = dynamodb
 
-    @property
-    def _resource(self) -> Any:
-        return self._dynamodb or dynamodb_resource()
-
-    @property
-    def _table(self) -> Any:
-        return self._resource.Table(self._posts_name)
-
-    @property
-    def _due(self) -> Any:
-        return self._resource.Table(self._due_name)
-
-    # ------------------------------------------------------------------ reads
-
-    def get(self, series_id: str) -> Series | None:
-        """The series (any owner), strongly consistent, or ``None``."""
-        item = self._table.get_item(
-            Key={"pk": keys.series_pk(series_id), "sk": keys.SERIES_SK}, ConsistentRead=True
-        ).get("Item")
-        return Series.from_item(item) if item else None
-
-    def query_owner(self, owner: str, *, after: str | None, limit: int) -> SeriesPage:
-        """One page of ``owner``'s series in creation order (GSI ``by_owner``)."""
-        kwargs: dict[str, Any] = {
-            "IndexName": "by_owner",
-            "KeyConditionExpression": Key("gsi1pk").eq(keys.owner_series_gsi_pk(owner)),
-            "Limit": limit,
-        }
-        if after is not None:
-            series_id = after.split("#", 1)[1]
-            kwargs["ExclusiveStartKey"] = {
-                "gsi1pk": keys.owner_series_gsi_pk(owner),
-                "gsi1sk": after,
-                "pk": keys.series_pk(series_id),
-                "sk": keys.SERIES_SK,
-            }
-        page = self._table.query(**kwargs)
-        last = page.get("LastEvaluatedKey")
-        return SeriesPage(
-            series=[Series.from_item(i) for i in page.get("Items", [])],
-            last_key=last["gsi1sk"] if last else None,
-        )
-
-    def occurrences(self, series_id: str, *, lower: str | None, limit: int) -> list[Post]:
-        """Up to ``limit`` occurrence posts of a series from ``lower`` (a ``gsi1sk``,
-        inclusive), in ``(publish_at, schedule_id)`` order (GSI ``by_series``)."""
-        condition = Key("occurrence_of").eq(series_id)
-        if lower is not None:
-            condition &= Key("gsi1sk").gte(lower)
-        page = self._table.query(
-            IndexName="by_series", KeyConditionExpression=condition, Limit=limit
-        )
-        return [Post.from_item(i) for i in page.get("Items", [])]
-
-    def scheduled_occurrences(
-        self, series_id: str, *, after: datetime, before: datetime
-    ) -> list[str]:
-        """The ids of a series' occurrence posts still ``scheduled`` with ``after <= publish_at
-        < before`` (GSI ``by_series``, eventually consistent, every page; the status is
-        filtered after the read, so reads grow with all the series' posts in the window)."""
-        kwargs: dict[str, Any] = {
-            "IndexName": "by_series",
-            "KeyConditionExpression": Key("occurrence_of").eq(series_id)
-            & Key("gsi1sk").between(format_instant(after), format_instant(before)),
-            "FilterExpression": Attr("status").eq(PostStatus.SCHEDULED.value),
-            "ProjectionExpression": "pk, publish_at",
-        }
-        found: list[str] = []
-        while True:
-            page = self._table.query(**kwargs)
-            found += [
-                keys.schedule_id_from_post_pk(str(i["pk"]))
-                for i in page.get("Items", [])
-                if instant_from_storage(i["publish_at"]) < before
-            ]
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def index_entries(self, bucket: str, *, upper: str) -> list[IndexEntry]:
-        """Every entry of one index partition with ``due <= upper`` (paginated Query)."""
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("bucket").eq(bucket) & Key("due").lte(upper),
-            "ConsistentRead": True,
-        }
-        found: list[IndexEntry] = []
-        while True:
-            page = self._due.query(**kwargs)
-            found += [
-                IndexEntry(
-                    bucket=i["bucket"],
-                    due=i["due"],
-                    series_id=i["series_id"],
-                    extend_at=instant_from_storage(i["extend_at"]),
-                )
-                for i in page.get("Items", [])
-            ]
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def watermark(self, shard: int) -> datetime | None:
-        """The shard's materialized-through watermark (every entry before it was read)."""
-        item = self._due.get_item(
-            Key={"bucket": keys.SERIES_WATERMARK_BUCKET, "due": str(shard)}, ConsistentRead=True
-        ).get("Item")
-        return instant_from_storage(item["through"]) if item else None
+    # ------------------------------------------------------------------ watermark
 
     def advance_watermark(self, shard: int, through: datetime) -> None:
         """Move the shard's watermark forward to ``through`` (never back)."""
@@ -232,13 +109,6 @@ class SeriesRepository:
             UpdateExpression="SET through = if_not_exists(through, :t)",
             ExpressionAttributeValues={":t": format_instant(through)},
         )
-
-    def open_count(self, owner: str) -> int:
-        """The owner's open (active or paused) series, as counted."""
-        item = self._table.get_item(
-            Key={"pk": keys.owner_pk(owner), "sk": keys.SERIES_COUNT_SK}, ConsistentRead=True
-        ).get("Item")
-        return int(item.get("open", 0)) if item else 0
 
     # ----------------------------------------------------------------- writes
 
@@ -299,9 +169,8 @@ class SeriesRepository:
                 if name not in _KEY_ATTRIBUTES | _COUNTED_ATTRIBUTES
             }
         )
-        expression.require_equal("version", old.version)
-        expression.require_equal("status", old.status.value)
-        expression.require_equal("materialized_through", format_instant(old.materialized_through))
+        for name, value in series_transitions.save_guard(old).items():
+            expression.require_equal(name, value)
         actions: list[dict[str, Any]] = [
             {
                 "Update": {
@@ -322,7 +191,7 @@ class SeriesRepository:
                 }
             )
         actions += self._index_puts(new)
-        if old.status in OPEN_SERIES_STATUSES and new.status not in OPEN_SERIES_STATUSES:
+        if series_transitions.closes(old, new):
             actions.append(self._count_update(old.owner, -1))
         try:
             self._transact(actions)
@@ -405,7 +274,7 @@ class SeriesRepository:
             "ExpressionAttributeNames": {"#v": "version", "#s": "status"},
             "ExpressionAttributeValues": {
                 ":v": series_version,
-                ":active": SeriesStatus.ACTIVE.value,
+                ":active": series_transitions.OCCURRENCE_WRITABLE.value,
             },
         }
         if counted:
@@ -445,7 +314,7 @@ class SeriesRepository:
         if (
             current is not None
             and current.version == series_version
-            and current.status == SeriesStatus.ACTIVE
+            and current.status == series_transitions.OCCURRENCE_WRITABLE
         ):
             return OccurrencesExhaustedError(
                 f"series {series_id} has written its {current.max_occurrences} occurrences"

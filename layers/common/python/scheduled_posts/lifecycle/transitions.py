@@ -7,120 +7,41 @@ the ``POST`` item (item-ready values: ISO 8601 strings, ``Decimal`` numbers) and
 ``scheduled_posts.data.post_store.PostStore.apply`` renders and writes it; a lost guard is
 reported there, never here. Nothing in this module does I/O.
 
-To add a transition: add an :class:`Arrow` to :data:`ARROWS`, write the function returning a
-:class:`PostChange` for it, add the arrow to the mermaid diagram (``tests/unit/lifecycle/
-test_diagram.py`` holds the two equal), and apply it through ``PostStore``. A change that must
-also write other items in the same transaction (a due entry) carries them in
-:attr:`PostChange.extra_items`; events are derived from the table's stream
+The table (:data:`~.arrows.ARROWS`) and the types (:class:`~.arrows.Guard`,
+:class:`~.arrows.PostChange`, :class:`~.arrows.TransitionRefused`) are in :mod:`.arrows`; the
+arrows of a post waiting for its next attempt are in :mod:`.waiting`.
+
+To add a transition: add an :class:`~.arrows.Arrow` to :data:`~.arrows.ARROWS`, write the
+function returning a :class:`PostChange` for it, add the arrow to the mermaid diagram
+(``tests/unit/lifecycle/test_diagram.py`` holds the two equal), and apply it through
+``PostStore``. A change that must also write other items in the same transaction (a due
+entry) carries them in :attr:`PostChange.extra_items`; events are derived from the table's stream
 (:mod:`scheduled_posts.lifecycle.events`), never written here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
-from scheduled_posts.lifecycle.reach import may_have_published
+from scheduled_posts.lifecycle.arrows import (
+    ARROWS,
+    Guard,
+    Path,
+    PostChange,
+    TransitionRefused,
+    check,
+    replace_post,
+)
 from scheduled_posts.lifecycle.reasons import StatusReason
-from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES, PostStatus
-from scheduled_posts.models.post import Attempt, Delivery, Post
-
-#: ``deliveries.<channel_id>``: a document path into the ``deliveries`` map.
-Path = tuple[str, ...]
-
-_INITIAL = "[*]"
-
-
-@dataclass(frozen=True)
-class Arrow:
-    """An arrow of the diagram: ``name`` may start in any of ``sources`` and ends in one of
-    ``targets`` (``[*]`` is the diagram's start)."""
-
-    name: str
-    sources: frozenset[str]
-    targets: frozenset[str]
-
-
-def _arrow(name: str, sources: set[PostStatus | str], targets: set[PostStatus]) -> Arrow:
-    return Arrow(name, frozenset(str(s) for s in sources), frozenset(str(t) for t in targets))
-
-
-_S, _P, _F = PostStatus.SCHEDULED, PostStatus.PUBLISHING, PostStatus.FAILED
-_FINISHED = {PostStatus.PUBLISHED, PostStatus.PARTIALLY_PUBLISHED, PostStatus.FAILED}
-
-#: The transition table: every arrow of the state diagram, by name.
-ARROWS: dict[str, Arrow] = {
-    a.name: a
-    for a in (
-        _arrow("create", {_INITIAL}, {_S}),
-        _arrow("edit", {_S}, {_S}),
-        _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
-        _arrow("cancel_waiting", {_P}, {PostStatus.CANCELLED}),
-        _arrow("edit_waiting", {_P}, {_P}),
-        _arrow("miss", {_S}, {PostStatus.MISSED}),
-        _arrow("reschedule_missed", {PostStatus.MISSED}, {_S}),
-        _arrow("revive_occurrence", {PostStatus.CANCELLED}, {_S}),
-        _arrow("claim", {_S}, {_P}),
-        _arrow("renew_lease", {_P}, {_P}),
-        _arrow("take_over", {_P}, {_P}),
-        _arrow("hand_back_lease", {_P}, {_P}),
-        _arrow("use_rate_slot", {_P}, {_P}),
-        _arrow("record_round", {_P}, {_P}),
-        _arrow("complete", {_P}, _FINISHED),
-        _arrow("fail_dead_lettered", {_S, _P}, {_F}),
-        _arrow("reopen", {PostStatus.FAILED, PostStatus.PARTIALLY_PUBLISHED}, {_P}),
-    )
-}
-
-
-class TransitionRefused(Exception):
-    """The arrow cannot start from the post's current state (``arrow``, ``status``)."""
-
-    def __init__(self, arrow: str, status: PostStatus) -> None:
-        super().__init__(f"{arrow} is not allowed from {status.value}")
-        self.arrow = arrow
-        self.status = status
-
-
-@dataclass(frozen=True)
-class Guard:
-    """The condition of a change: every field that is not None must equal the stored value.
-
-    ``status`` is the expected current status, ``version`` the expected version, ``lease_token``
-    the holder's token, ``status_reason`` the expected reason (DLQ redrive), ``paths`` further
-    document paths and their expected values (a delivery's reserved rate-limit slot)."""
-
-    status: PostStatus
-    version: int | None = None
-    lease_token: str | None = None
-    status_reason: str | None = None
-    paths: tuple[tuple[Path, Any], ...] = ()
-
-
-@dataclass(frozen=True)
-class PostChange:
-    """What one transition writes on the ``POST#<schedule_id>`` item.
-
-    ``sets`` maps a document path to its new item value; ``removes`` lists attributes removed;
-    ``target`` is the status after the change. ``extra_items`` are further
-    ``TransactWriteItems`` actions written atomically with the change (for later use by, e.g.,
-    an outbox); empty today."""
-
-    arrow: str
-    schedule_id: str
-    target: PostStatus
-    guard: Guard
-    sets: dict[Path, Any]
-    removes: tuple[str, ...] = ()
-    extra_items: tuple[dict[str, Any], ...] = field(default_factory=tuple)
-
-
-def _check(arrow: str, status: PostStatus) -> None:
-    if str(status) not in ARROWS[arrow].sources:
-        raise TransitionRefused(arrow, status)
+from scheduled_posts.lifecycle.states import PostStatus
+from scheduled_posts.lifecycle.waiting import (  # noqa: F401  (logic/posts.py reads them here)
+    owed_may_have_published,
+    waiting_for_next_attempt,
+)
+from scheduled_posts.models.post import Delivery, Post
 
 
 def _deliveries(deliveries: dict[str, Delivery]) -> dict[Path, Any]:
@@ -161,7 +82,7 @@ def claim(
 ) -> PostChange:
     """``scheduled -> publishing`` with a new lease, guarded by ``status = scheduled AND
     version``; the attempts of ``starting`` (channel ids) marked started at ``now``."""
-    _check("claim", post.status)
+    check("claim", post.status)
     return PostChange(
         "claim",
         post.schedule_id,
@@ -179,7 +100,7 @@ def claim(
 def miss(post: Post, *, reason: str, now: datetime, expires_at: int) -> PostChange:
     """``scheduled -> missed`` (overdue past ``MISFIRE_GRACE_SECONDS``), with its reason and TTL
     (``expires_at``, epoch seconds), guarded by ``status = scheduled AND version``."""
-    _check("miss", post.status)
+    check("miss", post.status)
     return PostChange(
         "miss",
         post.schedule_id,
@@ -194,133 +115,22 @@ def miss(post: Post, *, reason: str, now: datetime, expires_at: int) -> PostChan
     )
 
 
-def _replace(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> PostChange:
-    _check(arrow, old.status)
-    if str(new.status) not in ARROWS[arrow].targets:
-        raise TransitionRefused(arrow, new.status)
-    item = new.to_item()
-    sets: dict[Path, Any] = {
-        (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
-    }
-    # What ``new`` leaves out (None, an empty media list) is removed: items store no NULLs and
-    # no empty lists (issue 16, W1, W10), ``due_bucket``/``due_sk`` are no longer written
-    # (derived from publish_at and the shard), nor ``schedule_id``/``owner`` (in the keys, W10).
-    absent = (
-        "published_at",
-        "publish_lag_seconds",
-        "status_reason",
-        "media_ids",
-        "language",
-        "due_bucket",
-        "due_sk",
-        "schedule_id",
-        "owner",
-    )
-    removes = tuple(a for a in absent if a not in item)
-    if arrow in ("reschedule_missed", "revive_occurrence"):
-        removes += ("expires_at",)
-    return PostChange(
-        arrow, old.schedule_id, new.status, Guard(expect, version=old.version), sets, removes
-    )
-
-
 def edit(old: Post, new: Post) -> PostChange:
     """``scheduled -> scheduled``: ``new`` (version + 1) replaces ``old``, guarded by
     ``status = scheduled AND version = old.version``."""
-    return _replace("edit", old, new, expect=PostStatus.SCHEDULED)
+    return replace_post("edit", old, new, expect=PostStatus.SCHEDULED)
 
 
 def cancel(old: Post, new: Post) -> PostChange:
     """``scheduled -> cancelled``: ``new`` (``cancelled``, version + 1) replaces ``old``, guarded
     as :func:`edit`."""
-    return _replace("cancel", old, new, expect=PostStatus.SCHEDULED)
-
-
-#: How far ahead every owed delivery's next attempt must be for its owner to cancel a waiting
-#: post: more than the clock skew between the API and a worker, so that no worker can be in a
-#: round of it (decision "A post waiting for its next attempt can be cancelled").
-WAITING_MARGIN_SECONDS = 5
-
-
-def waiting_for_next_attempt(post: Post, now: datetime) -> bool:
-    """Whether ``post`` is ``publishing`` with no round due: every owed delivery waits for a
-    next attempt (a retry, a ``Retry-After``, a rate-limit slot) more than
-    :data:`WAITING_MARGIN_SECONDS` after ``now``."""
-    owed = [d for d in post.deliveries.values() if d.status not in TERMINAL_DELIVERY_STATUSES]
-    after = now + timedelta(seconds=WAITING_MARGIN_SECONDS)
-    return (
-        post.status == PostStatus.PUBLISHING
-        and post.lease_token is not None
-        and bool(owed)
-        and all(d.next_attempt_at is not None and d.next_attempt_at > after for d in owed)
-    )
-
-
-def owed_may_have_published(post: Post, attempts: list[Attempt]) -> list[Attempt]:
-    """The attempts of ``post``'s owed channels (not yet terminal) that may have published
-    (:func:`scheduled_posts.lifecycle.reach.may_have_published`): a cancel would mark such a
-    channel ``skipped`` while the network may show the post."""
-    owed = {c for c, d in post.deliveries.items() if d.status not in TERMINAL_DELIVERY_STATUSES}
-    return [a for a in may_have_published(attempts) if a.channel_id in owed]
-
-
-def cancel_waiting(
-    old: Post, new: Post, *, now: datetime, attempts: list[Attempt] | None = None
-) -> PostChange:
-    """``publishing -> cancelled`` by the owner while the post waits for its next attempt
-    (:func:`waiting_for_next_attempt` at ``now``): ``new`` replaces ``old``, the lease removed,
-    guarded by ``status = publishing AND version AND lease_token = old.lease_token``. A worker
-    starting the next round first renews the lease with a new token, so exactly one of the two
-    writes wins; the worker's claim of a cancelled post fails and drops its message.
-
-    An owed channel whose earlier attempt may have reached the network (``attempts``: the
-    post's rows and the ones on its item; :func:`owed_may_have_published`) refuses the cancel:
-    ``skipped`` would be untrue if that attempt published, and its next attempt, under the
-    same Idempotency-Key, settles it (decision "Cancelling a waiting post whose attempt may
-    have reached the network").
-
-    Raises
-    ------
-    TransitionRefused
-        ``old`` is not waiting (a round is due or running, or it is not ``publishing``), or an
-        owed channel's attempt may have published.
-    """
-    if not waiting_for_next_attempt(old, now) or owed_may_have_published(old, attempts or []):
-        raise TransitionRefused("cancel_waiting", old.status)
-    change = _replace("cancel_waiting", old, new, expect=PostStatus.PUBLISHING)
-    guard = Guard(PostStatus.PUBLISHING, version=old.version, lease_token=old.lease_token)
-    lease = ("lease_shard", "lease_expires_at")
-    sets = {path: value for path, value in change.sets.items() if path[0] not in lease}
-    return replace(change, guard=guard, sets=sets, removes=change.removes + lease)
-
-
-def edit_waiting(old: Post, new: Post, *, now: datetime, attempts: list[Attempt]) -> PostChange:
-    """``publishing -> publishing``: the owner edits a post waiting for its next attempt, when no
-    attempt of it (``attempts``: its rows and the ones on the item) may have published anything
-    (:func:`scheduled_posts.lifecycle.reach.may_have_published`). ``new`` (version + 1, a new
-    ``lease_token``, still waiting) replaces ``old``, guarded like :func:`cancel_waiting`: a
-    worker's ``renew_lease`` commits first (the edit fails) or fails on the new token.
-
-    Raises
-    ------
-    TransitionRefused
-        ``old`` is not waiting, an attempt may have published, or ``new`` keeps the old token.
-    """
-    if (
-        not waiting_for_next_attempt(old, now)
-        or may_have_published(attempts)
-        or new.lease_token in (None, old.lease_token)
-    ):
-        raise TransitionRefused("edit_waiting", old.status)
-    change = _replace("edit_waiting", old, new, expect=PostStatus.PUBLISHING)
-    guard = Guard(PostStatus.PUBLISHING, version=old.version, lease_token=old.lease_token)
-    return replace(change, guard=guard)
+    return replace_post("cancel", old, new, expect=PostStatus.SCHEDULED)
 
 
 def reschedule_missed(old: Post, new: Post) -> PostChange:
     """``missed -> scheduled``: ``new`` (a future ``publish_at``) replaces ``old``, its TTL
     removed, guarded by ``status = missed AND version = old.version``."""
-    return _replace("reschedule_missed", old, new, expect=PostStatus.MISSED)
+    return replace_post("reschedule_missed", old, new, expect=PostStatus.MISSED)
 
 
 def revive_occurrence(old: Post, new: Post) -> PostChange:
@@ -336,7 +146,7 @@ def revive_occurrence(old: Post, new: Post) -> PostChange:
     """
     if old.detached or old.series_id is None:
         raise TransitionRefused("revive_occurrence", old.status)
-    return _replace("revive_occurrence", old, new, expect=PostStatus.CANCELLED)
+    return replace_post("revive_occurrence", old, new, expect=PostStatus.CANCELLED)
 
 
 # -- publishing ----------------------------------------------------------------------------------
@@ -351,7 +161,7 @@ def _held(
     removes: tuple[str, ...] = (),
 ) -> PostChange:
     """A change by the lease holder: guarded by ``status = publishing AND lease_token``."""
-    _check(arrow, post.status)
+    check(arrow, post.status)
     if str(target) not in ARROWS[arrow].targets:
         raise TransitionRefused(arrow, target)
     guard = Guard(PostStatus.PUBLISHING, lease_token=post.lease_token)
@@ -399,7 +209,7 @@ def use_rate_slot(post: Post, *, channel_id: str, slot: str, now: datetime) -> P
     minute to start on again (one slot, one request). Guarded by the lease token and by
     ``deliveries.<channel_id>.rate_slot = slot`` (a second holder of the same token, a
     duplicate message, finds it used and takes a slot of its own)."""
-    _check("use_rate_slot", post.status)
+    check("use_rate_slot", post.status)
     path: Path = ("deliveries", channel_id, "rate_slot")
     guard = Guard(PostStatus.PUBLISHING, lease_token=post.lease_token, paths=((path, slot),))
     sets: dict[Path, Any] = {path: None, ("updated_at",): format_instant(now)}
@@ -459,7 +269,7 @@ def fail_dead_lettered(
     """``scheduled | publishing -> failed``: the post's message is about to be dead-lettered.
     Reason :attr:`StatusReason.DEAD_LETTERED`; guarded by ``status = <current> AND version``
     (and the lease token while ``publishing``)."""
-    _check("fail_dead_lettered", post.status)
+    check("fail_dead_lettered", post.status)
     token = post.lease_token if post.status == PostStatus.PUBLISHING else None
     return PostChange(
         "fail_dead_lettered",
@@ -491,7 +301,7 @@ def reopen(
     """``failed | partially_published -> publishing`` (owner retry or DLQ redrive) with a new
     lease and ``deliveries`` replaced (the channels to deliver again); the TTL removed. Guarded
     by ``status = <current> AND version`` (and ``status_reason`` when ``expected_reason``)."""
-    _check("reopen", post.status)
+    check("reopen", post.status)
     return PostChange(
         "reopen",
         post.schedule_id,

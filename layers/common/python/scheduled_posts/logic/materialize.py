@@ -34,6 +34,7 @@ from scheduled_posts.data.series import (
     SeriesRepository,
 )
 from scheduled_posts.errors import LimitExceededError
+from scheduled_posts.lifecycle import series_transitions
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic import occurrences
 from scheduled_posts.logic.promotion import promote_if_due
@@ -222,6 +223,26 @@ class Extension:
     written: int
 
 
+def _report(series: Series, status: SeriesStatus, written: int, stopped: StopReason | None) -> None:
+    """The metrics and logs of one saved extension of ``series``."""
+    if written:
+        metrics.add_metric(
+            name=Metric.OCCURRENCES_MATERIALIZED,
+            unit=Metric.OCCURRENCES_MATERIALIZED.unit,
+            value=written,
+        )
+    if stopped is not None:
+        metrics.add_metric(name=Metric.SERIES_STOPPED, unit=Metric.SERIES_STOPPED.unit, value=1)
+        logger.warning(
+            "series stopped materializing",
+            extra={"series_id": series.series_id, "reason": stopped.value},
+        )
+    logger.info(
+        "series materialized",
+        extra={"series_id": series.series_id, "written": written, "status": status.value},
+    )
+
+
 def extend_series(
     series: Series, *, deps: MaterializeDeps, cleanup: bool = True
 ) -> Extension | None:
@@ -275,28 +296,12 @@ def extend_series(
     extend_at = next_extension(progressed, now=now, settings=settings)
     if stopped is not None:
         extend_at = now + timedelta(seconds=settings.MATERIALIZE_INTERVAL_SECONDS)
-    status = SeriesStatus.ACTIVE if extend_at is not None else SeriesStatus.ENDED
-    new = progressed.model_copy(update={"extend_at": extend_at, "status": status})
+    new = series_transitions.extended(progressed, extend_at=extend_at)
     try:
         deps.series.save(series, new)
     except SeriesChangedError:
         return None
-    if written:
-        metrics.add_metric(
-            name=Metric.OCCURRENCES_MATERIALIZED,
-            unit=Metric.OCCURRENCES_MATERIALIZED.unit,
-            value=written,
-        )
-    if stopped is not None:
-        metrics.add_metric(name=Metric.SERIES_STOPPED, unit=Metric.SERIES_STOPPED.unit, value=1)
-        logger.warning(
-            "series stopped materializing",
-            extra={"series_id": series.series_id, "reason": stopped.value},
-        )
-    logger.info(
-        "series materialized",
-        extra={"series_id": series.series_id, "written": written, "status": status.value},
-    )
+    _report(series, new.status, written, stopped)
     return Extension(new, written)
 
 

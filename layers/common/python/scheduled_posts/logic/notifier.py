@@ -35,8 +35,8 @@ from scheduled_posts.clock import Clock, SystemClock, parse_instant
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.notify_queue import NotifyQueue
 from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.lifecycle.backoff import Uniform, full_jitter
 from scheduled_posts.lifecycle.metric_names import Metric
-from scheduled_posts.logic.backoff import Uniform, full_jitter
 from scheduled_posts.models.notifications import NotifyMessage
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.platforms.retry_after import bounded_retry_after
@@ -82,7 +82,7 @@ def notify_retry_wait_seconds(
     uniform: Uniform = random.uniform,
 ) -> float:
     """Seconds to hide a message after failed try number ``attempt`` (1-based, the message's
-    ``ApproximateReceiveCount``): full jitter (``logic/backoff.py``) raised to the endpoint's
+    ``ApproximateReceiveCount``): full jitter (``lifecycle/backoff.py``) raised to the endpoint's
     ``Retry-After`` and at least 1 s, at most ``cap_seconds``; 0 after the last of
     ``max_attempts`` tries, so SQS moves the message to the DLQ at its next receive. Pure."""
     if attempt >= max_attempts:

@@ -11,14 +11,13 @@ from typing import Protocol
 
 from scheduled_posts import keys, recurrence
 from scheduled_posts.clock import Clock, epoch_seconds
-from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.counters import release_pending_best_effort
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.errors import NotFoundError, StateConflictError, VersionConflictError
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.models.series import Series, SeriesStatus
-from scheduled_posts.observability import logger
 from scheduled_posts.settings import Settings
 
 #: How far past ``now + RECURRENCE_HORIZON_HOURS`` a change looks for occurrences a racing
@@ -118,10 +117,9 @@ def cancel(post: Post, reason: OccurrenceCancelReason, deps: Stores) -> bool:
         deps.posts.replace(post, new, old_late=_late(post, now, settings), new_late=False)
     except (StateConflictError, VersionConflictError, NotFoundError):
         return False
-    try:
-        release_pending(deps.posts.posts_table, owner=post.owner, schedule_id=post.schedule_id)
-    except Exception:  # over-counts (safe side); the reconciler repairs it
-        logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
+    release_pending_best_effort(
+        deps.posts.posts_table, owner=post.owner, schedule_id=post.schedule_id
+    )
     return True
 
 

@@ -40,10 +40,10 @@ from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue, delay_until
 from scheduled_posts.data.rate_limit import RateLimitStore
 from scheduled_posts.lifecycle import outcomes
+from scheduled_posts.lifecycle.backoff import Uniform
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.reasons import missed_reason
 from scheduled_posts.lifecycle.states import TERMINAL_POST_STATUSES, PostStatus
-from scheduled_posts.logic.backoff import Uniform
 from scheduled_posts.logic.dead_letter import fail_dead_lettered
 from scheduled_posts.logic.delivery import (
     RETRY_HORIZON_SECONDS,
@@ -295,9 +295,7 @@ class Publisher:
         return RecordOutcome.MISSED
 
     def _release_pending(self, post: Post) -> None:
-        try:
-            self.store.release_pending(owner=post.owner, schedule_id=post.schedule_id)
-        except Exception:  # the reconciler repairs the counter; never fail the post for it
-            logger.exception("pending release failed", extra={"schedule_id": post.schedule_id})
+        """Best effort (the reconciler repairs the counter; never fail the post for it)."""
+        self.store.release_pending(owner=post.owner, schedule_id=post.schedule_id)
 
     # -- steps 4-5: deliver the due channels, record the round -----------------------------------

@@ -63,7 +63,7 @@ class Delivery(BaseModel):
     #: while it waits for that minute (``logic/rate_limit.py``); None otherwise.
     rate_slot: str | None = None
     #: Waits the destination asked for (429s and ``Retry-After``s), bounded by
-    #: ``MAX_DESTINATION_WAITS`` (``lifecycle/outcomes.plan_retry``).
+    #: ``MAX_DESTINATION_WAITS`` (``lifecycle/retry.plan_retry``).
     destination_waits: int = 0
     #: ``attempts`` when its owner last retried it (``POST .../retry``): attempt numbers go on
     #: from there (each attempt keeps its own number), and the ``MAX_ATTEMPTS`` budget counts
