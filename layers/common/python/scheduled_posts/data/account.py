@@ -45,7 +45,7 @@ from scheduled_posts.data.channels import channel_from_item
 from scheduled_posts.data.event_feed import feed_pk
 from scheduled_posts.data.feed_sequence import FeedSequence
 from scheduled_posts.data.notification_endpoints import endpoint_from_item
-from scheduled_posts.data.posts import attempt_from_item
+from scheduled_posts.data.post_reads import attempt_from_item
 from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import Attempt, Channel, Post

@@ -30,10 +30,11 @@ from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle import outcomes
+from scheduled_posts.lifecycle.backoff import Uniform
 from scheduled_posts.lifecycle.metric_names import Metric
-from scheduled_posts.lifecycle.outcomes import ChannelRound, RetryPolicy
+from scheduled_posts.lifecycle.outcomes import ChannelRound
+from scheduled_posts.lifecycle.retry import RetryPolicy
 from scheduled_posts.logic import post_media
-from scheduled_posts.logic.backoff import Uniform
 from scheduled_posts.logic.network_delivery import record_refusal
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post

@@ -26,7 +26,7 @@ from typing import Any
 from scheduled_posts import keys
 from scheduled_posts.clock import Clock, epoch_seconds, format_instant
 from scheduled_posts.data.channels import ChannelRepository
-from scheduled_posts.data.counters import release_pending
+from scheduled_posts.data.counters import release_pending_best_effort
 from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import (
@@ -35,7 +35,8 @@ from scheduled_posts.errors import (
     ValidationFailedError,
     VersionConflictError,
 )
-from scheduled_posts.lifecycle import outcomes, reach, transitions
+from scheduled_posts.lifecycle import outcomes, reach
+from scheduled_posts.lifecycle import waiting as waiting_arrows
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
@@ -421,7 +422,7 @@ def update_post(
         post = _owned(owner, schedule_id, deps, now)
         if post.status == PostStatus.MISSED and patch.publish_at is not None:
             return _reschedule_missed(post, patch, expected=expected, now=now, deps=deps)
-        if transitions.waiting_for_next_attempt(post, now):
+        if waiting_arrows.waiting_for_next_attempt(post, now):
             return edit_waiting_post(post, patch, expected, now, deps, edited=_edited)
         if post.status != PostStatus.SCHEDULED:
             raise StateConflictError(
@@ -504,7 +505,7 @@ def _reschedule_missed(
 
 def _unsafe_to_cancel(post: Post, now: datetime, deps: PostDeps) -> list[Attempt]:
     """The attempts of a waiting ``post`` (rows and item), after checking that no owed channel's
-    attempt may have published (``transitions.owed_may_have_published``).
+    attempt may have published (``waiting_arrows.owed_may_have_published``).
 
     Raises
     ------
@@ -513,7 +514,7 @@ def _unsafe_to_cancel(post: Post, now: datetime, deps: PostDeps) -> list[Attempt
         may show the post; its next attempt (same Idempotency-Key) settles it.
     """
     attempts = outcomes.merge_attempts(deps.posts.list_attempts(post.schedule_id, now=now), post)
-    unsafe = transitions.owed_may_have_published(post, attempts)
+    unsafe = waiting_arrows.owed_may_have_published(post, attempts)
     if unsafe:
         raise StateConflictError(
             "the post waits for its next attempt, but "
@@ -529,7 +530,7 @@ def cancel_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
 ) -> Post:
     """Cancel a ``scheduled`` post (version + 1, due entry deleted, pending count released), or
-    one ``publishing`` that waits for its next attempt (``transitions.waiting_for_next_attempt``:
+    one ``publishing`` that waits for its next attempt (``waiting_arrows.waiting_for_next_attempt``:
     its owed channels ``skipped``, its published ones kept; ``docs/dispatch.md``).
 
     Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
@@ -554,7 +555,7 @@ def cancel_post(
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = _owned(owner, schedule_id, deps, now)
-        waiting = transitions.waiting_for_next_attempt(post, now)
+        waiting = waiting_arrows.waiting_for_next_attempt(post, now)
         if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED) and not waiting:
             raise StateConflictError(
                 f"the post is {post.status.value}; only a scheduled post, or one waiting for"
@@ -602,10 +603,7 @@ def cancel_post(
             if attempt < WRITE_ATTEMPTS:
                 continue
             raise _kept_changing() from exc
-        try:
-            release_pending(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
-        except Exception:  # the counter over-counts (safe side); the reconciler repairs it
-            logger.exception("pending release failed", extra={"schedule_id": schedule_id})
+        release_pending_best_effort(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
         logger.info("post cancelled", extra={"schedule_id": schedule_id})
         return new
     raise AssertionError("unreachable")  # pragma: no cover
