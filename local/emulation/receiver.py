@@ -13,7 +13,9 @@ secrets when given (``RECEIVER_SECRET``, comma-separated: a delivery passes when
 signed with any of them, so several channels can share one receiver), and deduplicates by the
 signed body's ``idempotency_key`` (the ``Idempotency-Key`` header must agree, or the request is
 refused): a repeated key is answered with the same ``{"id": ...}`` and counted as a re-send,
-never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts.
+never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for scripts, with
+each delivery's ``media`` items (their download ``url`` and ``sha256``); ``make receiver``
+prints each item under its ``DELIVERED`` line as ``MEDIA <type> <w>x<h> size= sha256= alt= url=``.
 
 It also takes **notifications** (issue 14: register ``<origin>/notify`` as a notification
 endpoint): a body with ``event_id`` and ``type`` is an outcome event, verified with the
@@ -248,7 +250,10 @@ class Served:
 
 @dataclass
 class Delivery:
-    """One accepted delivery: who, when it arrived, and how late (``lag_seconds``, float)."""
+    """One accepted delivery: who, when it arrived, and how late (``lag_seconds``, float);
+    ``media`` is the signed body's ``media`` list as sent (each item's ``content_type``,
+    ``size``, ``sha256``, ``width``, ``height``, ``alt_text`` and download ``url``), empty
+    without media."""
 
     idempotency_key: str
     schedule_id: str
@@ -259,6 +264,7 @@ class Delivery:
     attempt: int
     remote_id: str
     content: str
+    media: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -435,6 +441,7 @@ class Receiver(Served):
                 attempt=attempt,
                 remote_id=f"rcv-{uuid.uuid4().hex[:12]}",
                 content=str(payload.get("content", "")),
+                media=_media_items(payload),
             )
             self._by_key[key] = delivery
             self.deliveries.append(delivery)
@@ -443,6 +450,12 @@ class Receiver(Served):
             f"publish_at={delivery.publish_at} lag={delivery.lag_seconds:+.3f}s "
             f"attempt={delivery.attempt} content={delivery.content[:40]!r}"
         )
+        for item in delivery.media:
+            self._print(
+                f"  MEDIA {item.get('content_type')} {item.get('width')}x{item.get('height')} "
+                f"size={item.get('size')} sha256={item.get('sha256')} "
+                f"alt={item.get('alt_text')!r} url={item.get('url')}"
+            )
         return 200, {"id": delivery.remote_id}
 
     @staticmethod
@@ -461,6 +474,13 @@ class Receiver(Served):
     def _print(self, line: str) -> None:
         if self.printer is not None:
             self.printer(line)
+
+
+def _media_items(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The body's ``media`` list (``platforms/webhook_media.py``), its non-object entries
+    dropped; ``[]`` when absent or not a list."""
+    media = payload.get("media")
+    return [m for m in media if isinstance(m, dict)] if isinstance(media, list) else []
 
 
 def _mode(secrets: Secrets, variable: str) -> str:

@@ -187,3 +187,34 @@ def test_receiver_bad_content_length_answers_400_over_http() -> None:
             connection.close()
 
     assert (status, body) == (400, {"message": "Content-Length is not a number"})
+
+
+def test_receiver_keeps_and_prints_each_media_item_of_the_body() -> None:
+    item = {
+        "media_id": "m1",
+        "content_type": "image/png",
+        "size": 140,
+        "sha256": "ab" * 32,
+        "width": 64,
+        "height": 48,
+        "duration_seconds": None,
+        "alt_text": "A cat",
+        "url": "http://127.0.0.1:4566/scheduled-posts-media/media/m1?X-Amz-Signature=x",
+        "url_expires_at": "2020-01-01T01:00:00.000Z",
+    }
+    body = json.dumps({**json.loads(_delivery()), "media_ids": ["m1"], "media": [item]}).encode()
+    lines: list[str] = []
+    rcv = Receiver(secret=SECRET, printer=lines.append)
+
+    status, _ = rcv.handle(_headers(body), body)
+
+    assert status == 200 and rcv.snapshot()[0].media == [item]
+    assert lines[-1] == (
+        f"  MEDIA image/png 64x48 size=140 sha256={'ab' * 32} alt='A cat' url={item['url']}"
+    )
+
+
+def test_receiver_delivery_without_media_keeps_an_empty_list(receiver: Receiver) -> None:
+    body = _delivery()
+    receiver.handle(_headers(body), body)
+    assert receiver.snapshot()[0].media == []
