@@ -577,6 +577,7 @@ def _add_media(payload: dict[str, Any], ours: dict[str, Any], args: argparse.Nam
     )
     payload["media"] = row.pop("media")
     payload["media"]["invocations"] = counted.invocations
+    payload["media"]["post_item_bytes"] = round(counted.post_item_bytes, 1)
     payload["media"]["operations"] = [
         r for r in counted.meter.usage.rows()
         if r["phase"] in {"media-create", "upload", "media-complete", "create", "worker"}

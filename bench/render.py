@@ -136,7 +136,9 @@ def media_section(media: dict[str, Any]) -> str:
              f"{extra['s3_storage']} ({media['storage_usd_per_million_posts_per_day']} a day)"],
         ]), "",
         "The upload's own phases per post (the post's extra reads and writes are in its "
-        "`create` and `worker` phases):", "",
+        "`create` and `worker` phases"
+        + (f"; its post item is {media['post_item_bytes']} bytes" if "post_item_bytes" in media
+           else "") + "):", "",
         table(["phase", "calls", "WCU", "RCU"], phases), "",
         f"Probe times are {media['note'].split('are ', 1)[-1]}.",
     ])  # fmt: skip
