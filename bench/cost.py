@@ -18,6 +18,10 @@ DeleteMessageBatch per worker batch (what Lambda does; the driver's own calls ar
 Sweeps and watchdog runs happen every minute whatever the load: they are reported as a fixed
 monthly cost, measured from idle runs, not per post.
 
+**A one-image post** (``--media``, on by default): the same pipeline run again with one ready PNG
+upload per post, made through the API; its row and the ``media`` key come from
+``bench/media_cost.py``.
+
 **What a user would pick instead, modelled with the same prices and the measured post item size:**
 
 * (a) One EventBridge Scheduler one-time schedule per post invoking a Lambda (create: API

@@ -69,3 +69,20 @@ def test_media_cost_per_post_arithmetic() -> None:
 
 def test_s3_requests_leave_setup_out() -> None:
     assert s3_requests([_row("setup", "s3", "CreateBucket", 1)], 1) == {}
+
+
+def test_media_section_renders_the_run_figures() -> None:
+    from bench.render import media_section
+
+    stats = {"image_bytes": 2_000_000, "image_pixels": [1200, 675], "probe_first_s": 0.02,
+             "probe_median_s": 0.0125, "probe_max_s": 0.03, "uploads": 1}  # fmt: skip
+    rows = [_row("upload", "s3", "PutObject", 1), _row("media-complete", "s3", "GetObject", 1)]
+    out = media_cost(
+        _model(8, 2, 6.0), _model(9, 2.5, 6.0), rows, 1, stats,
+        lambda_cost=lambda n, s: 0.0, call_seconds=0.01, overhead_seconds=0.0,
+    )  # fmt: skip
+    text = media_section(out["media"])
+    assert "Measured at 1 posts" in text
+    assert "GetObject 1, PutObject 1" in text
+    assert "12.5 ms (20.0 ms)" in text
+    assert "this machine's CPU" in text
