@@ -156,7 +156,7 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
                     settings,
                     transport=receiver,
                     resolver=receiver.resolver,
-                    **({"media": S3MediaObjects(settings.MEDIA_BUCKET_NAME)} if media else {}),
+                    media=S3MediaObjects(settings.MEDIA_BUCKET_NAME) if media else None,
                 )
             },
             clock=clock,
@@ -554,8 +554,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"{per['relay_write_units']} WCU and {per['relay_read_units']} RCU of the feed, "
           f"{per['relay_invocations']} relay invocations, "
           f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
-    if "media" in payload:
-        _print_media(payload["media"])
+    if args.media:
+        _print_media(payload["media"])  # type: ignore[arg-type]
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")
     return payload
 
