@@ -18,6 +18,10 @@ DeleteMessageBatch per worker batch (what Lambda does; the driver's own calls ar
 Sweeps and watchdog runs happen every minute whatever the load: they are reported as a fixed
 monthly cost, measured from idle runs, not per post.
 
+**A one-image post** (``--media``, on by default): the same pipeline run again with one ready PNG
+upload per post, made through the API; its row and the ``media`` key come from
+``bench/media_cost.py``.
+
 **What a user would pick instead, modelled with the same prices and the measured post item size:**
 
 * (a) One EventBridge Scheduler one-time schedule per post invoking a Lambda (create: API
@@ -41,6 +45,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench.media_cost import Uploader, media_cost
 from bench.meter import Meter
 from bench.prices import PRICES, PRICES_TAKEN
 from bench.report import table, write_result
@@ -94,10 +99,13 @@ class Counted:
     events: int = 0
     bus_events: int = 0
     relay_invocations: int = 0
+    #: The uploads' probe timings and image size (``media_cost.Uploader.stats``), media runs only.
+    media: dict[str, Any] | None = None
 
 
-def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
-    """Drive ``posts`` posts from create to published through the real handlers, metered."""
+def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False) -> Counted:
+    """Drive ``posts`` posts from create to published through the real handlers, metered; with
+    ``media`` each post carries its own ready PNG upload (``bench/media_cost.py``)."""
     import time_machine
     from moto import mock_aws
 
@@ -108,6 +116,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
     from local.emulation.lambda_runtime import LambdaContext
     from scheduled_posts.clock import format_instant
     from scheduled_posts.data import aws as aws_clients
+    from scheduled_posts.data.media import S3MediaObjects
     from scheduled_posts.data.post_store import PostStore
     from scheduled_posts.data.queue import DispatchQueue
     from scheduled_posts.logic.promotion import make_promoter
@@ -134,6 +143,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         aws = create_resources(prefix="cost")
         settings = aws.settings
         receiver = FakeReceiver(clock)
+        uploader = Uploader(meter, settings.MEDIA_BUCKET_NAME) if media else None
         install_api(settings, clock, promoter=make_promoter(settings, clock))
         store = PostStore(settings.POSTS_TABLE_NAME)
         queue = DispatchQueue(settings.DISPATCH_QUEUE_URL)
@@ -142,7 +152,12 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
             store=store,
             queue=queue,
             adapters={
-                "webhook": WebhookAdapter(settings, transport=receiver, resolver=receiver.resolver)
+                "webhook": WebhookAdapter(
+                    settings,
+                    transport=receiver,
+                    resolver=receiver.resolver,
+                    media=S3MediaObjects(settings.MEDIA_BUCKET_NAME) if media else None,
+                )
             },
             clock=clock,
         )
@@ -208,15 +223,14 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         for i in range(posts):
             client = clients[i % users]
             publish_at = publish_base + timedelta(milliseconds=250 * i)
+            body = {"content": CONTENT, "publish_at": format_instant(publish_at),
+                    "channel_ids": [channels[i % users]]}  # fmt: skip
+            if uploader:
+                with uploader.timed_probe():
+                    body["media_ids"] = [uploader.upload(client)]
+                invocations["media_api"] = invocations.get("media_api", 0) + 2
             invocations["api"] += 1
-            answer = client.post(
-                "/v1/scheduled-posts",
-                {
-                    "content": CONTENT,
-                    "publish_at": format_instant(publish_at),
-                    "channel_ids": [channels[i % users]],
-                },
-            )
+            answer = client.post("/v1/scheduled-posts", body)
             if answer.status != 201:
                 raise RuntimeError(f"create failed: {answer.status} {answer.json}")
         meter.phase = "esm"
@@ -286,6 +300,7 @@ def run_pipeline(posts: int, users: int, batch_size: int) -> Counted:
         events=relayed,
         bus_events=bus_events,
         relay_invocations=invocations.get("relay", 0),
+        media=uploader.stats() if uploader else None,
     )
 
 
@@ -473,6 +488,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--posts", type=int, default=200)
     parser.add_argument("--users", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=5, help="infra default (5)")
+    parser.add_argument("--media", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run one-image posts (bench/media_cost.py)")  # fmt: skip
     args = parser.parse_args(argv)
     _fake_aws_env()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
@@ -507,6 +524,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "models": alternatives,
         "wall_seconds": 0.0,
     }
+    if args.media:
+        _add_media(payload, ours, args)
     payload["wall_seconds"] = round(time.perf_counter() - started, 1)
     path = write_result("cost", payload)
     ops = [
@@ -535,8 +554,50 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"{per['relay_write_units']} WCU and {per['relay_read_units']} RCU of the feed, "
           f"{per['relay_invocations']} relay invocations, "
           f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
+    if args.media:
+        _print_media(payload["media"])  # type: ignore[arg-type]
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")
     return payload
+
+
+#: The one-image post's row in ``models`` (``bench/media_cost.py``).
+MEDIA_MODEL = "this service, one-image post (measured)"
+
+
+def _add_media(payload: dict[str, Any], ours: dict[str, Any], args: argparse.Namespace) -> None:
+    """Run the same pipeline with one ready PNG per post; add its row and the ``media`` key."""
+    counted = run_pipeline(args.posts, args.users, args.batch_size, media=True)
+    if counted.published != counted.posts:
+        raise RuntimeError(f"media run: {counted.published} of {counted.posts} published")
+    row = media_cost(
+        ours,
+        service_cost(counted, args.batch_size),
+        counted.meter.usage.rows(),
+        counted.posts,
+        counted.media or {},
+        lambda_cost=_lambda_cost,
+        call_seconds=ASSUMED_CALL_SECONDS,
+        overhead_seconds=ASSUMED_OVERHEAD_SECONDS,
+    )
+    payload["media"] = row.pop("media")
+    payload["media"]["invocations"] = counted.invocations
+    payload["media"]["post_item_bytes"] = round(counted.post_item_bytes, 1)
+    payload["media"]["operations"] = [
+        r for r in counted.meter.usage.rows()
+        if r["phase"] in {"media-create", "upload", "media-complete", "create", "worker"}
+    ]  # fmt: skip
+    payload["models"][MEDIA_MODEL] = row
+
+
+def _print_media(media: dict[str, Any]) -> None:
+    print(f"\none-image post ({media['posts']} posts, a {media['image_bytes']:,}-byte PNG): "
+          f"S3 requests {media['s3_requests_per_post']}, "
+          f"+{media['extra_write_units_over_text']} WCU and "
+          f"+{media['extra_read_units_over_text']} RCU over a text post, "
+          f"+{media['extra_api_invocations']} API invocations, probe median "
+          f"{media['probe_median_s'] * 1000:.1f} ms (first {media['probe_first_s']} s, this "
+          f"machine's CPU), ${media['usd_per_million_posts']} per 1M posts against "
+          f"${media['text_usd_per_million_posts']} for text")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -58,3 +58,37 @@ PRICES: dict[str, Price] = {
         1.00, 1e6, "custom events put on an event bus", "Amazon EventBridge pricing (secondary)"
     ),
 }
+
+# Not in AWS-FACTS.md (it has no S3 line): the Amazon S3 pricing page, us-east-1, S3 Standard,
+# as given to this benchmark (secondary until checked against the page). A browser's POST-form
+# upload (``PostObject``) is billed as a PUT request; "DELETE and CANCEL requests are free"; every
+# other request (GET, HEAD, the tagging calls) is in the GET tier.
+S3_PRICES: dict[str, Price] = {
+    "s3_put_request": Price(
+        0.005, 1000, "S3 PUT, COPY, POST, LIST requests", "Amazon S3 pricing, Standard (secondary)"
+    ),
+    "s3_get_request": Price(
+        0.0004, 1000, "S3 GET and all other requests", "Amazon S3 pricing, Standard (secondary)"
+    ),
+    "s3_storage_gb_month": Price(
+        0.023, 1, "S3 Standard GB-months (first 50 TB)", "Amazon S3 pricing, Standard (secondary)"
+    ),
+}
+PRICES.update(S3_PRICES)
+
+#: S3 operations in the PUT tier (the rest are in the GET tier but those in ``S3_FREE``).
+S3_PUT_TIER = frozenset(
+    {"PutObject", "PostObject", "CopyObject", "CreateMultipartUpload", "UploadPart",
+     "CompleteMultipartUpload", "ListObjects", "ListObjectsV2", "ListBuckets"}
+)  # fmt: skip
+#: S3 operations not charged (the pricing page: "DELETE and CANCEL requests are free"). The
+#: tagging delete (``DeleteObjectTagging``) is priced in the GET tier: the page names only DELETE.
+S3_FREE = frozenset({"DeleteObject", "DeleteObjects", "AbortMultipartUpload"})
+
+
+def s3_request_cost(operation: str, requests: float) -> float:
+    """Dollars for ``requests`` S3 requests of ``operation`` (a botocore operation name)."""
+    if operation in S3_FREE:
+        return 0.0
+    tier = "s3_put_request" if operation in S3_PUT_TIER else "s3_get_request"
+    return PRICES[tier].cost(requests)

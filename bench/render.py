@@ -82,8 +82,8 @@ def cost_section(result: dict[str, Any]) -> str:
         usd = m["usd_per_million_posts"]
         rows.append([name, m["write_units_per_post"], m.get("outbox_write_units_per_post", 0),
                      m["read_units_per_post"], usd["api_gateway"], usd["lambda"],
-                     usd["dynamodb"], usd.get("outbox", 0), usd["sqs"], usd["scheduler"],
-                     usd["total"], m["fixed_usd_per_month"]])  # fmt: skip
+                     usd["dynamodb"], usd.get("outbox", 0), usd["sqs"], usd.get("s3", 0),
+                     usd["scheduler"], usd["total"], m["fixed_usd_per_month"]])  # fmt: skip
     ops = [
         [o["phase"], o["service"], o["operation"], o["calls"], o["billed_requests"],
          o["write_units"], o["read_units"], o["items_read"]]
@@ -96,12 +96,51 @@ def cost_section(result: dict[str, Any]) -> str:
         f"{result['accepted_deliveries']} accepted deliveries, {result['early_requests']} early); "
         f"mean post item {result['post_item_bytes']} bytes. Prices: {result['prices_taken']}.", "",
         table(["model", "WCU/post", "outbox feed WCU/post", "RCU/post", "API GW $", "Lambda $",
-               "DynamoDB $ (feed included)", "outbox events $", "SQS $", "Scheduler $",
+               "DynamoDB $ (feed included)", "outbox events $", "SQS $", "S3 $", "Scheduler $",
                "total $ per 1M posts", "fixed $/month"], rows),
         "", "Requests and units counted in the run (all posts; `sweep`/`watchdog` include every "
         "run in the window, the per-post figures above subtract the idle runs):", "",
         table(["phase", "service", "operation", "calls", "billed requests", "WCU", "RCU",
                "items read"], ops),
+        *([] if "media" not in result else ["", media_section(result["media"])]),
+    ])  # fmt: skip
+
+
+def media_section(media: dict[str, Any]) -> str:
+    """Markdown: the one-image post's row explained (``bench/media_cost.py``)."""
+    extra = media["extra_usd_per_million_posts"]
+    s3 = ", ".join(f"{op} {n:g}" for op, n in media["s3_requests_per_post"].items())
+    phases = [[p, t["calls"], t["write_units"], t["read_units"]]
+              for p, t in media["phases_per_post"].items()]  # fmt: skip
+    return "\n".join([
+        "### One-image post (`bench/media_cost.py`)", "",
+        f"Measured at {media['posts']} posts (the row `this service, one-image post` above comes "
+        f"from that run{', ' + media['date'] if 'date' in media else ''}), each with its own "
+        f"ready {media['image_pixels'][0]} x {media['image_pixels'][1]} PNG of "
+        f"{media['image_bytes']:,} bytes made through the API (create, upload, complete):", "",
+        table(["per one-image post", "figure"], [
+            ["S3 requests by operation", s3],
+            ["write units over a text post", media["extra_write_units_over_text"]],
+            ["read units over a text post", media["extra_read_units_over_text"]],
+            ["extra API invocations (create + complete)", media["extra_api_invocations"]],
+            ["probe time, median (first call)",
+             f"{media['probe_median_s'] * 1000:.1f} ms ({media['probe_first_s'] * 1000:.1f} ms)"],
+            ["complete's Lambda time (modelled: calls x 10 ms + 5 ms + probe)",
+             f"{media['complete_lambda_seconds_modelled'] * 1000:.1f} ms"],
+            ["$ per million: text post, same run", media["text_usd_per_million_posts"]],
+            ["$ per million: one-image post", media["usd_per_million_posts"]],
+            ["of which API Gateway / Lambda / DynamoDB for the upload",
+             f"{extra['api_gateway']} / {extra['lambda']} / {extra['dynamodb']}"],
+            ["of which S3 requests", extra["s3_requests"]],
+            [f"of which S3 storage ({media['storage_months']:g} month of the image)",
+             f"{extra['s3_storage']} ({media['storage_usd_per_million_posts_per_day']} a day)"],
+        ]), "",
+        "The upload's own phases per post (the post's extra reads and writes are in its "
+        "`create` and `worker` phases"
+        + (f"; its post item is {media['post_item_bytes']} bytes" if "post_item_bytes" in media
+           else "") + "):", "",
+        table(["phase", "calls", "WCU", "RCU"], phases), "",
+        f"Probe times are {media['note'].split('are ', 1)[-1]}.",
     ])  # fmt: skip
 
 

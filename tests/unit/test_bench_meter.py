@@ -70,3 +70,20 @@ def test_meter_sqs_batch_of_ten_is_one_billed_request(aws: Any) -> None:
             Entries=[{"Id": str(i), "MessageBody": "{}"} for i in range(10)],
         )
     assert meter.usage.total("requests", service="sqs") == 1
+
+
+def test_meter_counts_s3_requests_per_operation_and_presigning_is_none(aws: Any) -> None:
+    meter = Meter()
+    with meter.installed():
+        s3 = boto3.client("s3", region_name="us-east-1")
+        s3.create_bucket(Bucket="bench-media")
+        meter.phase = "media"
+        s3.put_object(Bucket="bench-media", Key="media/m1", Body=b"png")
+        s3.head_object(Bucket="bench-media", Key="media/m1")
+        s3.get_object(Bucket="bench-media", Key="media/m1")["Body"].read()
+        s3.generate_presigned_url("get_object", Params={"Bucket": "bench-media", "Key": "media/m1"})
+        s3.generate_presigned_post("bench-media", "media/m2")
+    rows = {
+        r["operation"]: r["billed_requests"] for r in meter.usage.rows() if r["phase"] == "media"
+    }
+    assert rows == {"PutObject": 1, "HeadObject": 1, "GetObject": 1}
