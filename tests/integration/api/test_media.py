@@ -3,8 +3,9 @@
 text, delete; another user's upload is a 404; and what moto does not enforce of the policy.
 
 moto stores a POST form's file without checking the policy's ``content-length-range`` or
-``Content-Type`` (``/work/shared/TOOLCHAIN.md``): the tests show the service's own guards (the
-HeadObject size, the probe) refuse such files, and check the policy's conditions as written.
+``Content-Type`` (the team's toolchain notes on moto S3's gaps): the tests show the service's
+own guards (the HeadObject size, the probe) refuse such files, and check the policy's
+conditions as written.
 """
 
 from __future__ import annotations
