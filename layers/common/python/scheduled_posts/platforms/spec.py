@@ -100,9 +100,9 @@ class PlatformSpec:
         Deliveries are signed with the channel's signing secret (webhook): the secret is shown
         on create and can be rotated.
     publishes_media
-        The adapter publishes a post's ``media_ids`` (webhook). Posts with media for a channel
-        of a platform without it are refused (decision "Media refused for network channels
-        until they can be published"), never published as text alone.
+        The adapter publishes a post's media (webhook, Mastodon, Bluesky). Posts with media for
+        a channel of a platform without it are refused (decision "Media refused for network
+        channels until they can be published"), never published as text alone.
     media_rules
         The media a post to this platform may carry (:class:`~scheduled_posts.platforms.
         media_rules.MediaRules`: counts, kinds, mixing, sizes, alt text; checked with
