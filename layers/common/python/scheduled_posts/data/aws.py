@@ -4,15 +4,24 @@ boto3 honours ``AWS_ENDPOINT_URL`` itself, so the local stack points every clien
 embedded AWS by setting that one variable; moto's in-process mock patches the same clients.
 Retries use botocore's ``standard`` mode (no retry loop of our own).
 
-Threads (the worker's concurrent batch, the sweeper's shards) share these. Clients are
-thread-safe once built, but building one from boto3's default session is not (boto3 guide,
-"Multithreading or multiprocessing with clients"), so creation holds a lock; callers that start
-threads build what they need first.
+Threads (the worker's concurrent batch and its per-channel deliveries, the sweeper's shards)
+share the clients: they are thread-safe once built, but building one from boto3's default
+session is not (boto3 guide, "Multithreading or multiprocessing with clients"), so creation holds
+a lock. The DynamoDB **resource** is not shared: "resource instances are not thread safe and
+should not be shared across threads" (boto3 guide, "Multithreading or multiprocessing with
+resources"). Its ``Key``/``Attr`` conditions are turned into placeholders by one
+``ConditionExpressionBuilder`` per resource, whose counter two threads reset under each other:
+a shared resource sent ``#n0 = :v0 AND #n0 <= :v0`` for ``Key("bucket").eq(..) &
+Key("due").lte(..)`` (a query DynamoDB refuses; in a condition, a claim that tests the wrong
+attribute). So each thread has its own resource (decision "One DynamoDB resource per thread");
+a thread's resource goes back to an idle list when the thread ends, so the short-lived threads
+of each batch reuse the ones built before instead of paying about 7 ms each.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from functools import cache
 from typing import Any
 
@@ -33,11 +42,55 @@ BOTO_CONFIG = Config(
 _CREATING = threading.Lock()
 
 
-@cache
+class _IdleResources:
+    """Resources of ended threads, ready for the next thread, and the generation they belong
+    to (:func:`reset_clients` starts a new one)."""
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self.resources: list[tuple[int, Any]] = []
+
+    def release(self, resource: Any, generation: int) -> None:
+        """Keep ``resource`` of an ended thread. No lock: a finalizer may run inside any
+        allocation, even one made under ``_CREATING``; ``list.append`` is atomic, and a resource
+        of an older generation is dropped when taken."""
+        if generation == self.generation:
+            self.resources.append((generation, resource))
+
+    def take(self) -> Any | None:
+        """An idle resource of the current generation, or None."""
+        while self.resources:
+            kept, resource = self.resources.pop()
+            if kept == self.generation:
+                return resource
+        return None
+
+
+_idle = _IdleResources()
+_local = threading.local()
+
+
+class _ThreadResource:
+    """A thread's DynamoDB resource; when the thread ends (its locals are dropped), the resource
+    goes back to :data:`_idle`."""
+
+    def __init__(self, resource: Any, generation: int) -> None:
+        self.resource = resource
+        self.generation = generation
+        weakref.finalize(self, _idle.release, resource, generation)
+
+
 def dynamodb_resource() -> Any:
-    """The process's DynamoDB resource (tables via ``.Table(name)``)."""
+    """This thread's DynamoDB resource (tables via ``.Table(name)``): built once per thread, or
+    an idle one of an ended thread (see the module docstring for why not one per process)."""
+    held: _ThreadResource | None = getattr(_local, "dynamodb", None)
+    if held is not None and held.generation == _idle.generation:
+        return held.resource
     with _CREATING:
-        return boto3.resource("dynamodb", config=BOTO_CONFIG)
+        generation = _idle.generation
+        resource = _idle.take() or boto3.resource("dynamodb", config=BOTO_CONFIG)
+    _local.dynamodb = _ThreadResource(resource, generation)
+    return resource
 
 
 @cache
@@ -55,8 +108,11 @@ def events_client() -> Any:
 
 
 def reset_clients() -> None:
-    """Forget cached clients (tests call this when they start a fresh moto backend)."""
-    dynamodb_resource.cache_clear()
+    """Forget cached clients and every thread's resource (tests call this when they start a
+    fresh moto backend)."""
+    with _CREATING:
+        _idle.generation += 1
+        _idle.resources.clear()
     sqs_client.cache_clear()
     events_client.cache_clear()
 
