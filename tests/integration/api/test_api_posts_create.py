@@ -68,6 +68,7 @@ def test_create_post_valid_returns_201_shape_and_etag(
         "series_id",
         "occurrence_at",
         "detached",
+        "queue_slot",
         "language",
     }
     assert body["language"] is None

@@ -21,12 +21,14 @@ from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
 from scheduled_posts.data.media import MediaRepository, S3MediaObjects
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
+from scheduled_posts.data.posting_queue import PostingQueueStore
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
+from scheduled_posts.logic.posting_queue import QueueDeps
 from scheduled_posts.logic.posts import PostDeps, Promoter
 from scheduled_posts.logic.series import SeriesDeps
 from scheduled_posts.models.messages import DispatchMessage, DueEntry
@@ -141,6 +143,18 @@ class ApiDependencies:
             promoter=promoter,
             dispatcher=_LazyDispatcher(self.settings),
             media=self.media_deps.media,
+            queue=self.queue_deps,
+        )
+
+    @cached_property
+    def queue_deps(self) -> QueueDeps:
+        """Posting schedules and their reserved slots."""
+        return QueueDeps(
+            store=PostingQueueStore(self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb),
+            channels=self.channels,
+            posts=self.posts,
+            settings=self.settings,
+            clock=self.clock,
         )
 
     @cached_property

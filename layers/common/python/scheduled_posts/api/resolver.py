@@ -23,6 +23,7 @@ from scheduled_posts.api import (
     events,
     media,
     notification_endpoints,
+    posting_queue,
     posts,
     recurring,
     service,
@@ -65,6 +66,7 @@ def build_resolver() -> APIGatewayHttpResolver:
         account,
         recurring,
         media,
+        posting_queue,
     ):
         resolver.include_router(module.router)
     return resolver

@@ -49,6 +49,9 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/channels", "GET", "POST"),
     *_routes("/v1/channels/{channel_id}", "GET", "PATCH", "DELETE"),
     *_routes("/v1/channels/{channel_id}/rotate-secret", "POST"),
+    # posting_queue.py
+    *_routes("/v1/channels/{channel_id}/posting-schedule", "GET", "PUT", "DELETE"),
+    *_routes("/v1/channels/{channel_id}/queue", "GET"),
     # notification_endpoints.py
     *_routes("/v1/notification-endpoints", "GET", "POST"),
     *_routes("/v1/notification-endpoints/{endpoint_id}", "DELETE"),

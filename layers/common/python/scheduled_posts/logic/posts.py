@@ -40,6 +40,12 @@ from scheduled_posts.lifecycle import waiting as waiting_arrows
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
+from scheduled_posts.logic.posting_queue import (
+    NEXT_FREE_SLOT,
+    QueueDeps,
+    release_slot,
+    reserve_next_free,
+)
 from scheduled_posts.logic.promotion import promote_if_due
 from scheduled_posts.logic.waiting_edit import edit_waiting_post
 from scheduled_posts.models.api import PostCreate, PostPatch, etag_for, parse_rfc3339
@@ -71,6 +77,8 @@ class PostDeps:
     #: Sends a dispatch message with a delay in seconds (the follow-up of a waiting post's edit).
     dispatcher: Callable[[DispatchMessage, int], None] | None = None
     media: MediaRepository | None = None  # the uploads media_ids name (None: not checked)
+    #: Posting schedules and their slots (``next_free_slot``; None: not available).
+    queue: QueueDeps | None = None
 
 
 @dataclass(frozen=True)
@@ -195,8 +203,10 @@ def create_post(
         The caller already has ``MAX_PENDING_POSTS`` posts ``scheduled``.
     """
     settings, now = deps.settings, deps.clock.now()
+    queued = request.publish_at == NEXT_FREE_SLOT
+    publish_at = now if request.publish_at == "now" else request.publish_at
     _raise_if(
-        _publish_at_errors(request.publish_at, now, settings)
+        ([] if queued else _publish_at_errors(publish_at, now, settings))  # type: ignore[arg-type]
         + channel_errors(
             owner,
             request.channel_ids,
@@ -207,6 +217,7 @@ def create_post(
         )
     )
     schedule_id = schedule_id or str(uuid.uuid4())
+    queue_slot = _reserve_slot(request, owner, schedule_id, deps) if queued else None
     post = Post(
         schedule_id=schedule_id,
         owner=owner,
@@ -214,19 +225,25 @@ def create_post(
         content=request.content,
         media_ids=list(request.media_ids),
         language=request.language,
-        publish_at=request.publish_at,
+        publish_at=queue_slot or publish_at,
         channel_ids=list(request.channel_ids),
         deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
         version=1,
         created_at=now,
         updated_at=now,
         shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
+        queue_slot=queue_slot,
     )
-    stored = deps.posts.create(
-        post,
-        late=_needs_marker(post.publish_at, now, settings),
-        max_pending=settings.MAX_PENDING_POSTS,
-    )
+    try:
+        stored = deps.posts.create(
+            post,
+            late=_needs_marker(post.publish_at, now, settings),
+            max_pending=settings.MAX_PENDING_POSTS,
+        )
+    except Exception:
+        if queue_slot is not None:
+            _let_go_of_slot(post, post.model_copy(update={"queue_slot": None}), deps)
+        raise
     if stored is not post:  # an earlier try of this very create had committed
         return stored
     logger.info(
@@ -235,6 +252,18 @@ def create_post(
     )
     _promote(post, now, deps)
     return post
+
+
+def _reserve_slot(request: PostCreate, owner: str, schedule_id: str, deps: PostDeps) -> datetime:
+    """The queue slot reserved for the post (``"publish_at": "next_free_slot"``)."""
+    if deps.queue is None:
+        raise ValidationFailedError(
+            "next_free_slot is not available here",
+            [_error(["body", "publish_at"], "posting queues are not enabled", "queue_disabled")],
+        )
+    return reserve_next_free(
+        owner, list(request.channel_ids), schedule_id=schedule_id, deps=deps.queue
+    )
 
 
 def idempotent_schedule_id(owner: str, idempotency_key: str, body: Mapping[str, Any]) -> str:
@@ -387,7 +416,24 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         }
     if post.series_id is not None:  # an occurrence edited by hand leaves its series
         changes["detached"] = True
+    if post.queue_slot is not None and (
+        patch.channel_ids is not None or patch.publish_at not in (None, post.queue_slot)
+    ):
+        changes["queue_slot"] = None  # a queued post given a time or channels leaves the queue
     return post.model_copy(update=changes, deep=True)
+
+
+def _let_go_of_slot(old: Post, new: Post, deps: PostDeps) -> None:
+    """Free ``old``'s queue slot once the stored ``new`` no longer holds it (best effort: a
+    slot left behind is stale and taken over by the next reservation)."""
+    if deps.queue is None or old.queue_slot is None:
+        return
+    if new.queue_slot == old.queue_slot and new.status != PostStatus.CANCELLED:
+        return
+    try:
+        release_slot(old, deps=deps.queue)
+    except Exception:  # the slot is stale now: the next reservation takes it over
+        logger.warning("queue slot not released", extra={"schedule_id": old.schedule_id})
 
 
 @tracer.capture_method
@@ -448,6 +494,7 @@ def update_post(
                 continue
             raise _kept_changing() from exc
         logger.info("post edited", extra={"schedule_id": schedule_id, "version": new.version})
+        _let_go_of_slot(post, new, deps)
         _promote(new, now, deps)
         return new
     raise AssertionError("unreachable")  # pragma: no cover
@@ -604,6 +651,7 @@ def cancel_post(
                 continue
             raise _kept_changing() from exc
         release_pending_best_effort(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
+        _let_go_of_slot(post, new, deps)
         logger.info("post cancelled", extra={"schedule_id": schedule_id})
         return new
     raise AssertionError("unreachable")  # pragma: no cover

@@ -174,6 +174,24 @@ PublishAt = Annotated[
         "rounded up to the millisecond"
     ),
 ]
+#: The words a create's ``publish_at`` takes besides an instant: the current instant, or the
+#: earliest free slot of the post's channels' posting schedules (``logic/posting_queue.py``).
+PUBLISH_AT_WORDS = ("now", "next_free_slot")
+
+
+def _publish_at_or_word(value: Any) -> Any:
+    return value if value in PUBLISH_AT_WORDS else _parse_publish_at(value)
+
+
+CreatePublishAt = Annotated[
+    datetime | Literal["now", "next_free_slot"],
+    BeforeValidator(_publish_at_or_word),
+    Field(
+        description="RFC 3339 date-time with an explicit offset (Z or +hh:mm), stored in UTC "
+        'and rounded up to the millisecond; or "now" (this instant, through the same path), or '
+        '"next_free_slot" (the earliest slot free in every channel\'s posting schedule)'
+    ),
+]
 
 
 ChannelName = Annotated[StrictStr, Field(min_length=1, max_length=100), AfterValidator(_not_blank)]
@@ -357,7 +375,7 @@ class PostCreate(BaseModel):
 
     content: Content
     media_ids: MediaIds = Field(default_factory=list)
-    publish_at: PublishAt
+    publish_at: CreatePublishAt
     channel_ids: ChannelIds
     language: Language | None = None
 
@@ -451,6 +469,10 @@ class PostOut(BaseModel):
     series_id: str | None = Field(description="The recurring schedule of an occurrence")
     occurrence_at: str | None = Field(description="The occurrence's instant in its series")
     detached: bool = Field(description="An occurrence edited or cancelled by hand")
+    queue_slot: str | None = Field(
+        default=None,
+        description='The posting-queue slot the post holds ("publish_at": "next_free_slot")',
+    )
 
     @classmethod
     def of(cls, post: Post) -> PostOut:
@@ -475,6 +497,7 @@ class PostOut(BaseModel):
             series_id=post.series_id,
             occurrence_at=_opt(post.occurrence_at),
             detached=post.detached,
+            queue_slot=_opt(post.queue_slot),
         )
 
 

@@ -151,6 +151,9 @@ class Post(BaseModel):
     series_id: str | None = None
     occurrence_at: datetime | None = None
     detached: bool = False
+    #: The posting-queue slot this post holds (its ``publish_at`` when created with
+    #: ``next_free_slot``; None once rescheduled elsewhere, or never queued).
+    queue_slot: datetime | None = None
 
     def to_item(self) -> dict[str, Any]:
         """The full DynamoDB item (boto3 resource types); attributes that are None are absent."""
@@ -177,6 +180,7 @@ class Post(BaseModel):
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
+            "queue_slot": _opt_str(self.queue_slot),
         }
         # None is left out, never stored as NULL: an absent attribute reads as None and every
         # byte counts toward the 1 KB write unit (issue 16, W1).
@@ -225,6 +229,7 @@ class Post(BaseModel):
             series_id=item.get("series_id"),
             occurrence_at=_opt_instant(item.get("occurrence_at")),
             detached=bool(item.get("detached", False)),
+            queue_slot=_opt_instant(item.get("queue_slot")),
         )
 
     def is_expired(self, now: datetime) -> bool:
