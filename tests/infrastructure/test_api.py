@@ -10,15 +10,26 @@ from scheduled_posts.api.routes import ROUTES
 from tests.infrastructure.conftest import Synthesized
 
 #: The routes that answer without a token (no authorizer).
-PUBLIC_ROUTE_KEYS = {"GET /openapi.json", "GET /v1/health", "GET /docs"}
+PUBLIC_ROUTE_KEYS = {
+    "GET /openapi.json",
+    "GET /v1/health",
+    "GET /docs",
+    "GET /v1/calendar-feeds/{token}",  # the URL's secret token is the credential
+}
 EXPECTED_ROUTE_KEYS = {
-    *PUBLIC_ROUTE_KEYS,
+    "GET /openapi.json",
+    "GET /v1/health",
+    "GET /docs",
     "GET /v1/channels",
     "POST /v1/channels",
     "GET /v1/channels/{channel_id}",
     "PATCH /v1/channels/{channel_id}",
     "DELETE /v1/channels/{channel_id}",
     "POST /v1/channels/{channel_id}/rotate-secret",
+    "GET /v1/scheduled-posts/export.csv",
+    "POST /v1/me/calendar-feed",
+    "DELETE /v1/me/calendar-feed",
+    "GET /v1/calendar-feeds/{token}",
     "GET /v1/channels/{channel_id}/posting-schedule",
     "PUT /v1/channels/{channel_id}/posting-schedule",
     "DELETE /v1/channels/{channel_id}/posting-schedule",

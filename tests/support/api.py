@@ -16,6 +16,7 @@ claims out. ``invoke`` runs ``functions.api.handler.lambda_handler`` and parses 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -144,12 +145,22 @@ def invoke(event: dict[str, Any]) -> ApiResponse:
 
     answer = lambda_handler(event, LambdaContext("api", API_TIMEOUT_SECONDS))
     body = answer.get("body")
+    headers = dict(answer.get("headers") or {})
+    is_json = "json" in headers.get("Content-Type", "application/json")
     return ApiResponse(
         status=answer["statusCode"],
-        headers=dict(answer.get("headers") or {}),
-        json=json.loads(body) if body else None,
+        headers=headers,
+        json=json.loads(body) if body and is_json else None,
         raw=answer,
     )
+
+
+def text_of(answer: ApiResponse) -> str:
+    """The body of a non-JSON answer (CSV, iCalendar) as text."""
+    body = answer.raw.get("body") or ""
+    if answer.raw.get("isBase64Encoded"):
+        return base64.b64decode(body).decode("utf-8")
+    return str(body)
 
 
 class ApiClient:

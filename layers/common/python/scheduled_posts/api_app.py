@@ -16,6 +16,7 @@ from typing import Any
 
 from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.account import AccountStore
+from scheduled_posts.data.calendar_feeds import CalendarFeedStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
@@ -145,6 +146,11 @@ class ApiDependencies:
             media=self.media_deps.media,
             queue=self.queue_deps,
         )
+
+    @cached_property
+    def calendar_feeds(self) -> CalendarFeedStore:
+        """The calendar feeds' tokens (their hashes) and owners."""
+        return CalendarFeedStore(self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb)
 
     @cached_property
     def queue_deps(self) -> QueueDeps:

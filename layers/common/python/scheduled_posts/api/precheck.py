@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from scheduled_posts import problems
-from scheduled_posts.api.routes import PUBLIC
+from scheduled_posts.api.routes import is_public_request
 
 #: Largest accepted request body, in bytes (64 KiB, checked before parsing).
 MAX_BODY_BYTES = 64 * 1024
@@ -40,9 +40,9 @@ def caller(event: dict[str, Any]) -> str | None:
 
 
 def is_public(event: dict[str, Any]) -> bool:
-    """Whether the event asks for a route that needs no caller (``routes.PUBLIC``)."""
+    """Whether the event asks for a route that needs no caller (``routes.is_public_request``)."""
     method = ((event.get("requestContext") or {}).get("http") or {}).get("method")
-    return (method, event.get("rawPath")) in PUBLIC
+    return is_public_request(method, event.get("rawPath"))
 
 
 def precheck(event: dict[str, Any]) -> problems.ServiceError | None:

@@ -21,6 +21,7 @@ from scheduled_posts.api import (
     account,
     channels,
     events,
+    exports,
     media,
     notification_endpoints,
     posting_queue,
@@ -67,6 +68,7 @@ def build_resolver() -> APIGatewayHttpResolver:
         recurring,
         media,
         posting_queue,
+        exports,
     ):
         resolver.include_router(module.router)
     return resolver

@@ -18,6 +18,7 @@ this table first.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -62,6 +63,10 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/scheduled-posts/{schedule_id}/attempts", "GET"),
     *_routes("/v1/scheduled-posts/{schedule_id}/events", "GET"),
     *_routes("/v1/scheduled-posts/{schedule_id}/retry", "POST"),
+    # exports.py (the feed's token is its credential: no JWT)
+    *_routes("/v1/scheduled-posts/export.csv", "GET"),
+    *_routes("/v1/me/calendar-feed", "POST", "DELETE"),
+    *_routes("/v1/calendar-feeds/{token}", "GET", auth=False),
     # events.py
     *_routes("/v1/events", "GET"),
     # account.py
@@ -83,6 +88,20 @@ ROUTES: tuple[ApiRoute, ...] = (
 
 #: ``(method, path)`` of the routes that answer without a caller (no parameters in their paths).
 PUBLIC: frozenset[tuple[str, str]] = frozenset((r.method, r.path) for r in ROUTES if not r.auth)
+_PUBLIC_PATTERNS = tuple(
+    (r.method, re.compile(re.sub(r"\\\{[a-z_]+\\\}", "[^/]+", re.escape(r.path)) + r"\Z"))
+    for r in ROUTES
+    if not r.auth
+)
+
+
+def is_public_request(method: str | None, raw_path: str | None) -> bool:
+    """Whether ``method raw_path`` (a request's, ``{name}`` segments filled in) asks for a
+    route that needs no caller."""
+    return any(
+        method == m and raw_path is not None and pattern.match(raw_path)
+        for m, pattern in _PUBLIC_PATTERNS
+    )
 
 
 def by_path() -> dict[str, tuple[ApiRoute, ...]]:

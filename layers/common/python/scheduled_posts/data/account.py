@@ -41,6 +41,7 @@ from botocore.config import Config
 from scheduled_posts import keys
 from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.data.aws import BOTO_CONFIG, dynamodb_resource
+from scheduled_posts.data.calendar_feeds import CALENDAR_FEED_SK, calendar_feed_pk
 from scheduled_posts.data.channels import channel_from_item
 from scheduled_posts.data.event_feed import feed_pk
 from scheduled_posts.data.feed_sequence import FeedSequence
@@ -324,6 +325,9 @@ class AccountStore:
                 with posts.batch_writer() as batch:
                     for rate_item in rate:
                         batch.delete_item(Key={"pk": rate_item["pk"], "sk": rate_item["sk"]})
+            elif sk == CALENDAR_FEED_SK:
+                feed = calendar_feed_pk(str(item["token_hash"]))
+                posts.delete_item(Key={"pk": feed, "sk": CALENDAR_FEED_SK})
             elif sk.startswith(IDEMPOTENCY_INDEX_PREFIX):
                 record = idempotency_record_id(CREATE_KEY_PREFIX, [owner, item["key"]])
                 idempotency.delete_item(Key={"id": record})
