@@ -141,6 +141,7 @@ class ApiDependencies:
             promoter=promoter,
             dispatcher=_LazyDispatcher(self.settings),
             media=self.media_deps.media,
+            uploads=self.media_deps,
         )
 
     @cached_property
@@ -196,6 +197,7 @@ class ApiDependencies:
             clock=self.clock,
             promoter=self.post_deps.promoter,
             media=self.media_deps.media,
+            uploads=self.media_deps,
         )
 
     @cached_property
