@@ -5,8 +5,9 @@ first gets its own upload made as a creator would: ``POST /v1/media`` (phase ``m
 pending item and a pre-signed POST form), the object put into moto's bucket (phase ``upload``:
 botocore's ``PutObject``, billed as the browser's ``PostObject``, both PUT-tier requests), then
 ``POST /v1/media/{id}/complete`` (phase ``media-complete``: ``HeadObject``, ``GetObject``, the
-Pillow probe, ``DeleteObjectTagging``, a conditional UpdateItem); the post then names it in
-``media_ids`` (the API's BatchGetItem of the uploads, phase ``create``) and the worker reads the
+Pillow probe, a conditional UpdateItem); the post then names it in ``media_ids`` (phase
+``create``: the API's BatchGetItem of the uploads, and the attach that keeps it: a second
+BatchGetItem, a conditional UpdateItem and ``DeleteObjectTagging``) and the worker reads the
 upload item at publish time (phase ``worker``; the webhook's pre-signed GET link is no request).
 The meter counts every S3 request and DynamoDB unit of those phases.
 
@@ -16,8 +17,8 @@ is reported apart (Pillow is already imported: the test image is made with it). 
 invocation's Lambda time is *modelled* as in ``bench/cost.py`` (calls x
 ``ASSUMED_CALL_SECONDS`` + overhead) plus the median probe time.
 
-**Storage** is one month of the image's bytes in S3 Standard (a ready upload stays until its
-owner deletes it; the lifecycle rule removes only never-completed ones).
+**Storage** is one month of the image's bytes in S3 Standard (an attached upload stays until
+its owner deletes it; the lifecycle rule removes only uploads never attached).
 """
 
 from __future__ import annotations

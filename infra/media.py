@@ -9,12 +9,13 @@
 * CORS for the content calendar's origin: ``POST`` (the pre-signed POST policy upload) and
   ``GET`` (a preview through a pre-signed link).
 * Lifecycle (``scheduled_posts/buckets.py``): objects under ``media/`` still tagged
-  ``state=pending`` expire a day after creation; incomplete multipart uploads abort after a day.
+  ``state=pending`` (never attached to a post or recurring schedule) expire a day after
+  creation, at the next midnight UTC; incomplete multipart uploads abort after a day.
 
 Grants are least privilege on ``media/*`` only: the API signs the upload (``s3:PutObject``,
 ``s3:PutObjectTagging`` for the policy's ``tagging`` field), probes, links and deletes
-(``s3:GetObject``, ``s3:DeleteObject``, ``s3:DeleteObjectTagging`` when it marks an item
-ready); the publish worker reads (``s3:GetObject``).
+(``s3:GetObject``, ``s3:DeleteObject``, ``s3:DeleteObjectTagging`` when a post first names
+an upload); the publish worker reads (``s3:GetObject``).
 """
 
 from __future__ import annotations

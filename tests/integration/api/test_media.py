@@ -90,7 +90,7 @@ def test_create_upload_complete_makes_a_ready_png_with_its_facts(
     assert upload(created, data) == 204
     path = f"/v1/media/{created['media_id']}"
     done = media_api.post(f"{path}/complete").json
-    assert done["status"] == "ready" and done["expires_at"] is None
+    assert done["status"] == "ready" and done["expires_at"] == "2026-11-30T12:00:00.000Z"
     assert (done["content_type"], done["size"], done["width"], done["height"]) == (
         "image/png",
         len(data),
@@ -104,12 +104,13 @@ def test_create_upload_complete_makes_a_ready_png_with_its_facts(
     assert (again.status, again.json) == (200, done)  # idempotent
 
 
-def test_the_upload_form_tags_pending_and_a_ready_upload_loses_the_tag(
+def test_the_upload_form_tags_pending_and_the_first_post_naming_it_removes_the_tag(
     media_api: ApiClient, s3: Any, aws: AwsResources
 ) -> None:
     """The lifecycle rule expires objects still tagged pending after a day: the form makes S3
-    tag the upload (a policy condition), and ``complete`` removes the tag of a ready one
-    (moto drops a POST form's tagging, so the object is put tagged as S3 would store it)."""
+    tag the upload (a policy condition); a ready upload keeps the tag and its expiry until a
+    post names it, which removes both (moto drops a POST form's tagging, so the object is put
+    tagged as S3 would store it)."""
     data = png()
     created = create(media_api, data)
     fields = created["upload"]["fields"]
@@ -117,9 +118,20 @@ def test_the_upload_form_tags_pending_and_a_ready_upload_loses_the_tag(
     key = fields["key"]
     bucket = aws.settings.MEDIA_BUCKET_NAME
     s3.put_object(Bucket=bucket, Key=key, Body=data, Tagging="state=pending")
-    done = media_api.post(f"/v1/media/{created['media_id']}/complete").json
-    assert done["status"] == "ready"
+    path = f"/v1/media/{created['media_id']}"
+    done = media_api.post(f"{path}/complete").json
+    assert done["status"] == "ready" and done["expires_at"] == created["expires_at"]
+    assert s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"] == [
+        {"Key": "state", "Value": "pending"}
+    ]
+    [listed] = media_api.get("/v1/media").json["items"]
+    assert listed["expires_at"] == created["expires_at"]
+    post = media_api.post(
+        "/v1/scheduled-posts", post_body([created["media_id"]], media_api.create_channel())
+    )
+    assert post.status == 201, post.json
     assert s3.get_object_tagging(Bucket=bucket, Key=key)["TagSet"] == []
+    assert media_api.get(path).json["expires_at"] is None
 
 
 def test_complete_before_any_upload_is_409_problem(media_api: ApiClient) -> None:
@@ -378,3 +390,67 @@ def test_a_posts_media_must_fit_each_networks_rules_naming_the_channel_and_limit
     [error] = answer.json["errors"]
     assert error["type"] == "media_alt_text" and "1500" in error["msg"].replace(",", "")
     assert media_api.get("/v1/scheduled-posts").json["items"] == []
+
+
+def test_a_ready_upload_never_attached_within_a_day_is_forgotten_and_refused(
+    media_api: ApiClient, clock: Any
+) -> None:
+    channel = media_api.create_channel()
+    kept = uploaded(media_api, png())["media_id"]
+    assert media_api.post("/v1/scheduled-posts", post_body([kept], channel)).status == 201
+    late = uploaded(media_api, png((2, 2)))["media_id"]
+    clock.advance(86_400)
+    assert media_api.get(f"/v1/media/{late}").status == 404
+    assert [m["media_id"] for m in media_api.get("/v1/media").json["items"]] == [kept]
+    later = {"publish_at": "2026-12-05T09:00:00Z"}
+    answer = media_api.post("/v1/scheduled-posts", {**post_body([kept, late], channel), **later})
+    assert answer.status == 422, answer.json
+    [error] = answer.json["errors"]
+    assert (error["loc"], error["type"]) == (["body", "media_ids", 1], "media_expired")
+    assert len(media_api.get("/v1/scheduled-posts").json["items"]) == 1
+    again = media_api.post("/v1/scheduled-posts", {**post_body([kept], channel), **later})
+    assert again.status == 201  # an attached upload is kept however old
+
+
+def test_an_upload_is_kept_before_the_post_write_even_when_that_write_is_refused(
+    s3: Any, aws: AwsResources, clock: Any
+) -> None:
+    """The upload is kept before the post is written: a write refused after it (here the
+    pending-post limit) leaves the upload kept and no post, never a post whose upload expires."""
+    settings = aws.settings.model_copy(update={"MAX_PENDING_POSTS": 1})
+    install_api(Settings.model_validate(settings.model_dump()), clock)
+    carol = ApiClient("carol")
+    channel = carol.create_channel()
+    carol.schedule(FAR, [channel])
+    media_id = uploaded(carol, png())["media_id"]
+    refused = carol.post("/v1/scheduled-posts", post_body([media_id], channel))
+    assert refused.status == 429, refused.json  # MAX_PENDING_POSTS, at the post write
+    assert len(carol.get("/v1/scheduled-posts").json["items"]) == 1
+    assert carol.get(f"/v1/media/{media_id}").json["expires_at"] is None
+
+
+def test_edits_and_recurring_schedules_attach_their_uploads(
+    media_api: ApiClient, clock: Any
+) -> None:
+    channel = media_api.create_channel()
+    post = media_api.schedule(FAR, [channel])
+    edited = uploaded(media_api, png())["media_id"]
+    path = f"/v1/scheduled-posts/{post['schedule_id']}"
+    assert media_api.patch(path, {"media_ids": [edited]}).status == 200
+    template = uploaded(media_api, png((2, 2)))["media_id"]
+    series = media_api.post(
+        "/v1/recurring-schedules",
+        {
+            "content": "weekly",
+            "media_ids": [template],
+            "channel_ids": [channel],
+            "timezone": "UTC",
+            "cron": "0 9 * * 1",
+        },
+    )
+    assert series.status == 201, series.json
+    for media_id in (edited, template):
+        assert media_api.get(f"/v1/media/{media_id}").json["expires_at"] is None
+    clock.advance(2 * 86_400)
+    for media_id in (edited, template):
+        assert media_api.get(f"/v1/media/{media_id}").status == 200

@@ -34,6 +34,7 @@ class ScriptedBucket:
         self.reads: list[str] = []
         self.deleted: list[str] = []
         self.kept: list[str] = []
+        self.gone: set[str] = set()  # keys whose object the lifecycle rule removed
         self.on_read: Any = None
 
     def presign_upload(self, *args: Any) -> dict[str, Any]:
@@ -48,8 +49,9 @@ class ScriptedBucket:
             self.on_read()
         return self.data
 
-    def keep(self, key: str) -> None:
+    def keep(self, key: str) -> bool:
         self.kept.append(key)
+        return key not in self.gone
 
     def delete(self, key: str) -> None:
         self.deleted.append(key)
@@ -90,6 +92,16 @@ def test_a_concurrent_complete_that_recorded_first_wins(stores: Any) -> None:
     done = complete_media("alice", media.media_id, deps=deps_for(stores, bucket))
     assert (done.status, done.reason) == (MediaStatus.REJECTED, RejectionReason.EMPTY)
     assert bucket.deleted == []  # the winner's outcome stands; this call deletes nothing
+
+
+def test_a_ready_upload_keeps_its_ttl_and_pending_tag_until_attached(stores: Any) -> None:
+    repo, _, clock = stores
+    data = png()
+    bucket = ScriptedBucket(data)
+    media = pending(repo, clock, len(data))
+    done = complete_media("alice", media.media_id, deps=deps_for(stores, bucket))
+    assert done.status == MediaStatus.READY and done.expires_at == media.expires_at
+    assert bucket.kept == []
 
 
 def test_an_object_larger_than_declared_is_refused_unread(stores: Any) -> None:

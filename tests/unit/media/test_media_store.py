@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from scheduled_posts.clock import epoch_seconds
@@ -96,11 +97,12 @@ def probed() -> Probed:
     return Probed(content_type="image/png", size=10, sha256="a" * 64, width=1, height=1)
 
 
-def test_a_probe_is_recorded_once_and_ready_loses_its_ttl(repo: MediaRepository) -> None:
+def test_a_probe_is_recorded_once_and_keeps_the_ttl_either_way(repo: MediaRepository) -> None:
     media = new()
     repo.put_new(media)
     done = repo.mark_probed("alice", media.media_id, probed=probed(), reason=None, now=NOW)
-    assert done.status == MediaStatus.READY and done.expires_at is None and done.version == 2
+    assert done.status == MediaStatus.READY and done.version == 2
+    assert done.expires_at == media.expires_at and done.attached_at is None
     with pytest.raises(StateConflictError):
         repo.mark_probed(
             "alice", media.media_id, probed=None, reason=RejectionReason.EMPTY, now=NOW
@@ -111,6 +113,28 @@ def test_a_probe_is_recorded_once_and_ready_loses_its_ttl(repo: MediaRepository)
         "alice", other.media_id, probed=None, reason=RejectionReason.EMPTY, now=NOW
     )
     assert refused.status == MediaStatus.REJECTED and refused.expires_at == other.expires_at
+
+
+def test_attaching_removes_the_ttl_once_and_only_from_an_unexpired_ready_upload(
+    repo: MediaRepository,
+) -> None:
+    pending, ready, late = new(), new(), new()
+    for media in (pending, ready, late):
+        repo.put_new(media)
+    for media in (ready, late):
+        repo.mark_probed("alice", media.media_id, probed=probed(), reason=None, now=NOW)
+    later = NOW + timedelta(hours=23)
+    kept = repo.mark_attached("alice", ready.media_id, now=later)
+    assert (kept.expires_at, kept.attached_at, kept.version) == (None, later, 3)
+    assert repo.get("alice", ready.media_id) == kept
+    with pytest.raises(StateConflictError):  # already attached: no TTL to remove
+        repo.mark_attached("alice", ready.media_id, now=later)
+    with pytest.raises(StateConflictError):  # not ready
+        repo.mark_attached("alice", pending.media_id, now=later)
+    with pytest.raises(StateConflictError):  # past its TTL (DynamoDB deletes it late)
+        repo.mark_attached("alice", late.media_id, now=NOW + timedelta(days=1))
+    with pytest.raises(MediaNotFoundError):
+        repo.mark_attached("bob", late.media_id, now=later)
 
 
 def test_alt_text_is_set_and_cleared_on_the_version_read(repo: MediaRepository) -> None:
@@ -156,3 +180,21 @@ def test_objects_are_read_headed_linked_and_deleted(objects: S3MediaObjects) -> 
     assert objects.head("media/m1") is None
     with pytest.raises(RetryableDeliveryError):
         objects.read(published)
+
+
+def test_keep_removes_the_pending_tag_and_says_when_no_object_is_there(
+    objects: S3MediaObjects,
+) -> None:
+    objects.client.put_object(Bucket=BUCKET, Key="media/m1", Body=b"abc", Tagging="state=pending")
+    assert objects.keep("media/m1") is True
+    assert objects.client.get_object_tagging(Bucket=BUCKET, Key="media/m1")["TagSet"] == []
+    assert objects.keep("media/m1") is True  # idempotent
+
+    class Gone:
+        """S3's answer for a key the lifecycle rule removed (moto 5.2 crashes on it instead)."""
+
+        def delete_object_tagging(self, **_: object) -> None:
+            error = {"Error": {"Code": "NoSuchKey", "Message": "The specified key does not exist."}}
+            raise ClientError(error, "DeleteObjectTagging")  # type: ignore[arg-type]
+
+    assert S3MediaObjects(BUCKET, client=Gone()).keep("media/m2") is False

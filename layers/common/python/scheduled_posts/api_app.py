@@ -145,6 +145,7 @@ class ApiDependencies:
             dispatcher=_LazyDispatcher(self.settings),
             media=self.media_deps.media,
             queue=self.queue_deps,
+            uploads=self.media_deps,
         )
 
     @cached_property
@@ -216,6 +217,7 @@ class ApiDependencies:
             clock=self.clock,
             promoter=self.post_deps.promoter,
             media=self.media_deps.media,
+            uploads=self.media_deps,
         )
 
     @cached_property

@@ -4,11 +4,13 @@ The CDK construct (``infra/media.py``), the local stack (``local/emulation/resou
 the tests build the bucket from :data:`MEDIA_BUCKET`, and the data layer uses the same key
 layout and pending tag, so the four cannot drift. Importable without ``aws_cdk`` or boto3.
 
-Lifecycle ("The media bucket, its limits per network, erasure" in ``docs/decisions.md``): the
-pre-signed POST policy tags each upload ``state=pending`` (the ``tagging`` form field, S3 API
-Reference, "POST Object"); the probe removes the tag when it marks the item ``ready``. A rule
-expires objects under ``media/`` still tagged ``pending`` one day after their creation, so an
-upload never completed or rejected disappears without a sweeper; a second rule aborts
+Lifecycle (decisions "The media bucket, its limits per network, erasure" and "Uploads never
+attached expire after a day"): the pre-signed POST policy tags each upload ``state=pending``
+(the ``tagging`` form field, S3 API Reference, "POST Object"); the first post or recurring
+schedule that names the upload removes the tag (``logic/media_attach.py``). A rule expires
+objects under ``media/`` still tagged ``pending`` one day after their creation (S3 rounds the
+expiry up to the next midnight UTC: an object lives 24 to 48 hours), so an upload never
+completed, rejected or never attached disappears without a sweeper; a second rule aborts
 incomplete multipart uploads after a day (S3 refuses ``AbortIncompleteMultipartUpload`` in a
 rule filtered by tags: S3 User Guide, "Lifecycle configuration elements").
 """
@@ -24,7 +26,7 @@ class BucketDef:
     """An S3 bucket: CDK logical id, the setting naming it, and its media layout.
 
     ``object_prefix``: where uploads live (``media/``); ``pending_tag``: the (key, value) tag
-    the upload policy sets and the probe removes; ``pending_expiration_days``: days after
+    the upload policy sets and the first attach removes; ``pending_expiration_days``: days after
     creation an object still tagged pending is removed; ``abort_multipart_days``: days after
     which an incomplete multipart upload is aborted; ``cors_methods``: what the page may send
     (the POST policy upload, GET of a preview); ``cors_max_age_seconds``: preflight caching.

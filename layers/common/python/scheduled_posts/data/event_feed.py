@@ -5,9 +5,10 @@ Two items per event, written by the relay (never by the API or the worker), the 
 first:
 
 * the post's **trail**: ``pk = POST#<schedule_id>`` (``SERIES#<series_id>`` for series
-  events), ``sk = EVENT#<stream sequence number, 40 digits>#<index in the record, 2 digits>``:
-  one Query of the post's partition in commit order; its key is fixed by the stream record,
-  so a repeated record finds it (the relay's duplicate check);
+  events, ``OWNER#<sub>`` for an upload's: ``BaseEvent.trail_pk``),
+  ``sk = EVENT#<stream sequence number, 40 digits>#<index in the record, 2 digits>``: one Query
+  of the post's partition in commit order; its key is fixed by the stream record, so a
+  repeated record finds it (the relay's duplicate check);
 * the owner's **feed**: ``pk = FEED#<owner>``, ``sk = <position, 20 digits>`` (a per-owner
   counter, ``data/feed_sequence.py``): one consistent Query in the order the relay stored
   them (``feed_order.py`` says which items a reader may hand out).
@@ -46,11 +47,7 @@ def feed_pk(owner: str) -> str:
 
 def trail_key(event: BaseEvent, sequence_number: str, index: int) -> dict[str, str]:
     """The trail item's key of the ``index``-th event of stream record ``sequence_number``."""
-    pk = (
-        keys.post_pk(event.schedule_id)
-        if event.schedule_id is not None
-        else f"SERIES#{event.series_id}"
-    )
+    pk = event.trail_pk()
     return {"pk": pk, "sk": f"{EVENT_PREFIX}{int(sequence_number):0{SEQUENCE_DIGITS}d}#{index:02d}"}
 
 

@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from scheduled_posts import keys
 from scheduled_posts.buckets import MEDIA_BUCKET
-from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
 from scheduled_posts.data.aws import BOTO_CONFIG, dynamodb_resource
 from scheduled_posts.data.dynamo import error_code, is_condition_failure
 from scheduled_posts.errors import MediaNotFoundError, RetryableDeliveryError, StateConflictError
@@ -70,6 +70,8 @@ def media_to_item(media: Media) -> dict[str, Any]:
     }
     if media.expires_at is not None:
         item["expires_at"] = media.expires_at
+    if media.attached_at is not None:
+        item["attached_at"] = format_instant(media.attached_at)
     return item
 
 
@@ -95,6 +97,7 @@ def media_from_item(item: dict[str, Any]) -> Media:
         created_at=instant_from_storage(item["created_at"]),
         updated_at=instant_from_storage(item["updated_at"]),
         expires_at=int(item["expires_at"]) if item.get("expires_at") is not None else None,
+        attached_at=instant_from_storage(item["attached_at"]) if item.get("attached_at") else None,
         version=int(item.get("version", 1)),
     )
 
@@ -248,8 +251,9 @@ class MediaRepository:
         reason: RejectionReason | None,
         now: datetime,
     ) -> Media:
-        """Record the probe: ``ready`` (no TTL any more) without ``reason``, else ``rejected``
-        (keeping its TTL); condition ``status = pending``.
+        """Record the probe: ``ready`` without ``reason``, else ``rejected``; either keeps its
+        TTL (an upload is kept only once attached: :meth:`mark_attached`); condition
+        ``status = pending``.
 
         Raises
         ------
@@ -268,8 +272,6 @@ class MediaRepository:
         }
         expression = "SET #s = :s, probed = :p, reason = :r, version = version + :one, "
         expression += "updated_at = :now"
-        if reason is None:
-            expression += " REMOVE expires_at"
         return self._update(
             owner,
             media_id,
@@ -277,6 +279,27 @@ class MediaRepository:
             UpdateExpression=expression,
             ExpressionAttributeNames={"#s": "status"},
             ExpressionAttributeValues=values,
+        )
+
+    def mark_attached(self, owner: str, media_id: str, *, now: datetime) -> Media:
+        """Keep a ready upload a post or recurring schedule names: remove its TTL and set
+        ``attached_at``; condition ``status = ready`` and its TTL not passed
+        (``expires_at > now``: an expired item DynamoDB has not deleted yet stays expired).
+
+        Raises
+        ------
+        MediaNotFoundError
+            Missing or another user's.
+        StateConflictError
+            Not ready, already attached, or expired.
+        """
+        return self._update(
+            owner,
+            media_id,
+            Attr("status").eq(MediaStatus.READY.value) & Attr("expires_at").gt(epoch_seconds(now)),
+            UpdateExpression="SET attached_at = :now, version = version + :one, updated_at = :now "
+            "REMOVE expires_at",
+            ExpressionAttributeValues={":one": 1, ":now": format_instant(now)},
         )
 
     def delete(self, owner: str, media_id: str) -> None:
@@ -338,10 +361,18 @@ class S3MediaObjects:
             )
         )
 
-    def keep(self, key: str) -> None:
-        """Remove the pending tag of ``key``, so the lifecycle rule no longer expires it (a
-        ready upload). Raises botocore's errors as they are."""
-        self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
+    def keep(self, key: str) -> bool:
+        """Remove the pending tag of ``key`` (``DeleteObjectTagging``, idempotent), so the
+        lifecycle rule no longer expires it (an upload a post names); False when no object is
+        there (404: the rule removed it, or it was never uploaded). Raises botocore's other
+        errors as they are."""
+        try:
+            self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+        return True
 
     def head(self, key: str) -> dict[str, Any] | None:
         """``HeadObject`` of ``key`` (``ContentLength``, ``ContentType``...), ``None`` when no

@@ -23,6 +23,7 @@ a delivery turns ``published``            ``delivery.published``
 a delivery turns ``failed``/``skipped``    ``delivery.failed``
 a delivery (re)enters ``retry_scheduled``  ``delivery.retrying`` (with ``next_attempt_at``)
 a series item turns ``stopped``           ``series.stopped`` (with its reason)
+a media item turns ``rejected``           ``media.rejected`` (``lifecycle/media_events.py``)
 ========================================  ==========================================
 
 Lease renewals and take-overs change neither a status nor a delivery outcome: no event (the
@@ -41,11 +42,12 @@ token that recorded it>`` for deliveries, plus ``next_attempt_at`` for ``deliver
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.lifecycle.media_events import media_events
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.models.events import (
     BaseEvent,
@@ -73,6 +75,8 @@ EVENT_ID_NAMESPACE = uuid.UUID("5d0c7a52-31f4-4f53-9a3e-2f0f6f1c9e41")
 #: Sort-key prefix of series items (``SERIES`` or ``SERIES#...``), written by the recurring
 #: series feature (``models/series.py``); a series that stops materializing is reported.
 SERIES_SK_PREFIX = "SERIES"
+#: Sort-key prefix of media items (``MEDIA#<media_id>``, ``data/media.py``).
+MEDIA_SK_PREFIX = "MEDIA#"
 #: Series statuses after which nothing more materializes (``SeriesStatus.ENDED``, ``CANCELLED``).
 SERIES_FINAL_STATUSES = frozenset({"ended", "cancelled"})
 
@@ -108,15 +112,14 @@ def derive_events(old: Item | None, new: Item | None) -> list[BaseEvent]:
     Returns
     -------
     The events in the order they happened (deliveries before the post's outcome); empty for
-    items that are neither posts nor series and for writes that report nothing.
+    items that report no events (:data:`DERIVERS`) and for writes that report nothing.
     """
     if new is None:
         return []
     sk = str(new.get("sk", ""))
-    if sk == keys.POST_SK:
-        return _post_events(old, new)
-    if sk.startswith(SERIES_SK_PREFIX):
-        return _series_events(old, new)
+    for reports, derive in DERIVERS:
+        if reports(sk):
+            return derive(old, new)
     return []
 
 
@@ -278,3 +281,19 @@ def _series_events(old: Item | None, new: Item) -> list[BaseEvent]:
             reason=reason,
         )
     ]
+
+
+def _media(old: Item | None, new: Item) -> list[BaseEvent]:
+    return media_events(old, new, event_id)
+
+
+#: Which items of ``PostsTable`` report events, and how: ``(is this sort key one of them,
+#: old and new image -> events)``; the first match derives. A new kind of item that reports
+#: events is one entry here (and its models in ``models/events.py``).
+DERIVERS: tuple[
+    tuple[Callable[[str], bool], Callable[[Item | None, Item], list[BaseEvent]]], ...
+] = (
+    (lambda sk: sk == keys.POST_SK, _post_events),
+    (lambda sk: sk.startswith(SERIES_SK_PREFIX), _series_events),
+    (lambda sk: sk.startswith(MEDIA_SK_PREFIX), _media),
+)

@@ -50,7 +50,7 @@ class UploadObjects(Protocol):
 
     def read_key(self, key: str) -> bytes: ...
 
-    def keep(self, key: str) -> None: ...
+    def keep(self, key: str) -> bool: ...
 
     def delete(self, key: str) -> None: ...
 
@@ -125,8 +125,10 @@ def create_media(request: MediaCreate, *, owner: str, deps: MediaDeps) -> tuple[
 
 def complete_media(owner: str, media_id: str, *, deps: MediaDeps) -> Media:
     """Probe the uploaded bytes: ``HeadObject`` then ``GetObject``, then ``ready`` or
-    ``rejected`` with its reason (a rejected upload's object is deleted at once). A second call
-    on a ready or rejected upload returns it unchanged.
+    ``rejected`` with its reason (a rejected upload's object is deleted at once; the write of a
+    rejection is the outbox's ``media.rejected``). A second call on a ready or rejected upload
+    returns it unchanged. A ready upload keeps its TTL and its object's pending tag until a post
+    or recurring schedule names it (:func:`attach_media`).
 
     An object larger than declared is refused from its ``HeadObject`` size (``size_mismatch``)
     without being read: S3's policy refuses it in AWS, an emulator may not.
@@ -149,8 +151,6 @@ def complete_media(owner: str, media_id: str, *, deps: MediaDeps) -> Media:
             "first, then complete"
         )
     outcome_probed, reason = _probe_object(media, int(head.get("ContentLength", 0)), deps)
-    if reason is None:  # ready: the lifecycle rule must no longer expire it
-        deps.objects.keep(media.object_key)
     try:
         done = deps.media.mark_probed(
             owner, media_id, probed=outcome_probed, reason=reason, now=now

@@ -39,6 +39,8 @@ from scheduled_posts.lifecycle import outcomes, reach
 from scheduled_posts.lifecycle import waiting as waiting_arrows
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
+from scheduled_posts.logic.media import MediaDeps
+from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.posting_queue import (
     NEXT_FREE_SLOT,
@@ -79,6 +81,7 @@ class PostDeps:
     media: MediaRepository | None = None  # the uploads media_ids name (None: not checked)
     #: Posting schedules and their slots (``next_free_slot``; None: not available).
     queue: QueueDeps | None = None
+    uploads: MediaDeps | None = None  # keeps the uploads a write names (None: not kept)
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,7 @@ def create_post(
             media=deps.media,
         )
     )
+    attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
     queue_slot = _reserve_slot(request, owner, schedule_id, deps) if queued else None
     post = Post(
@@ -404,6 +408,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         errors += _publish_at_errors(patch.publish_at, now, deps.settings)
     errors += patched_channel_errors(owner, post, patch, channels=deps.channels, media=deps.media)
     _raise_if(errors)
+    attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language"):
         value = getattr(patch, name)
@@ -521,6 +526,7 @@ def _reschedule_missed(
         post.owner, post, patch, channels=deps.channels, media=deps.media
     )
     _raise_if(errors)
+    attach_media(post.owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
         "version": post.version + 1,

@@ -40,6 +40,8 @@ from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
 from scheduled_posts.lifecycle.series_transitions import SeriesChange
 from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.materialize import MaterializeDeps
+from scheduled_posts.logic.media import MediaDeps
+from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.posts import Promoter, parse_if_match
 from scheduled_posts.logic.series_reads import (  # noqa: F401  (api/ and logic/ read them here)
@@ -75,6 +77,7 @@ class SeriesDeps:
     clock: Clock
     promoter: Promoter | None = None
     media: MediaRepository | None = None  # the uploads media_ids name (None: not checked)
+    uploads: MediaDeps | None = None  # keeps the uploads a write names (None: not kept)
 
     @property
     def materialize(self) -> MaterializeDeps:
@@ -94,6 +97,7 @@ def _raise_channel_errors(series: Series, patch: SeriesPatch, deps: SeriesDeps) 
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
+    attach_media(series.owner, patch.media_ids, deps=deps.uploads)  # before the series' write
 
 
 def _materialize_now(series: Series, deps: SeriesDeps) -> Series:
@@ -168,6 +172,7 @@ def create_series(
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
+    attach_media(owner, request.media_ids, deps=deps.uploads)  # before the series' write
     series = _new_series(request, owner, series_id or str(uuid.uuid4()), now, settings)
     deps.series.start_watermark(
         series.shard, now - timedelta(seconds=materialize.WATERMARK_MARGIN_SECONDS)

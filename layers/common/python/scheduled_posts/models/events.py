@@ -1,4 +1,5 @@
-"""Outcome events: one per fact about a post, a delivery or a series (``docs/events.md``).
+"""Outcome events: one per fact about a post, a delivery, a series or an upload
+(``docs/events.md``).
 
 Every event has a stable ``event_id`` (derived from the post, the transition and the post's
 version, the lease that finished it, or the delivery's attempt: a replay of the same change
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 
+from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 
 
@@ -33,6 +35,7 @@ class EventType(StrEnum):
     DELIVERY_FAILED = "delivery.failed"
     DELIVERY_RETRYING = "delivery.retrying"
     SERIES_STOPPED = "series.stopped"
+    MEDIA_REJECTED = "media.rejected"
 
 
 class ChannelOutcome(BaseModel):
@@ -70,6 +73,13 @@ class BaseEvent(BaseModel):
     @field_serializer("occurred_at")
     def _occurred(self, value: datetime) -> str:
         return format_instant(value)
+
+    def trail_pk(self) -> str:
+        """The partition of the event's trail item (``data/event_feed.py``): its post's
+        (``POST#<schedule_id>``), else its series' (``SERIES#<series_id>``)."""
+        if self.schedule_id is not None:
+            return keys.post_pk(self.schedule_id)
+        return keys.series_pk(str(self.series_id))
 
 
 class PostEvent(BaseEvent):
@@ -164,6 +174,29 @@ class SeriesStopped(BaseEvent):
     reason: str | None = None
 
 
+class MediaRejected(BaseEvent):
+    """The probe refused an upload (``POST /v1/media/{media_id}/complete``): what the creator
+    declared (``content_type``, ``size`` in bytes), what the bytes are (``detected_content_type``,
+    ``detected_size``, absent when the probe could not tell), and why (``reason``, a
+    ``RejectionReason`` code, and ``reason_detail``, its sentence). No bytes and no link: the
+    rejected object is deleted when it is refused. ``occurred_at`` is when the refusal was
+    recorded."""
+
+    type: Literal[EventType.MEDIA_REJECTED] = EventType.MEDIA_REJECTED
+    media_id: str
+    content_type: str = Field(description="The content type declared at POST /v1/media.")
+    size: int = Field(ge=0, description="The size declared at POST /v1/media, bytes.")
+    detected_content_type: str | None = None
+    detected_size: int | None = Field(default=None, ge=0)
+    reason: str
+    reason_detail: str
+
+    def trail_pk(self) -> str:
+        """The owner's partition (``OWNER#<sub>``): an upload has no post or series, and the
+        owner's erasure deletes that partition whole."""
+        return keys.owner_pk(self.owner)
+
+
 EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.POST_SCHEDULED: PostScheduled,
     EventType.POST_UPDATED: PostUpdated,
@@ -177,6 +210,7 @@ EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.DELIVERY_FAILED: DeliveryFailed,
     EventType.DELIVERY_RETRYING: DeliveryRetrying,
     EventType.SERIES_STOPPED: SeriesStopped,
+    EventType.MEDIA_REJECTED: MediaRejected,
 }
 
 OutcomeEvent = Annotated[
@@ -191,7 +225,8 @@ OutcomeEvent = Annotated[
     | DeliveryPublished
     | DeliveryFailed
     | DeliveryRetrying
-    | SeriesStopped,
+    | SeriesStopped
+    | MediaRejected,
     Field(discriminator="type"),
 ]
 """Any event (parse one with :data:`EVENT_ADAPTER`)."""

@@ -31,8 +31,12 @@ MAX_MEDIA_BYTES = 100 * 1024 * 1024
 #: Longest alt text, in code points: the Bluesky app's cap (its lexicon sets none); Mastodon's
 #: ``description_limit`` (1,500 by default) is checked per channel when a post names the upload.
 MAX_ALT_TEXT_CHARS = 2000
-#: How long a ``pending`` upload lives (its DynamoDB TTL ``expires_at``): one day, as the media
-#: bucket's lifecycle rule for objects never attached.
+#: How long an upload never attached to a post or recurring schedule lives (its DynamoDB TTL
+#: ``expires_at``, set at create and removed at the first attach): one day. The media bucket's
+#: lifecycle rule expires such objects (still tagged pending) one day after their creation,
+#: rounded up to the next midnight UTC (S3 User Guide, "Lifecycle configuration elements"), so
+#: an object lives 24 to 48 hours: an upload is attachable while its item is younger than this,
+#: and never after (decision "Uploads never attached expire after a day").
 PENDING_LIFETIME = timedelta(days=1)
 
 
@@ -140,7 +144,9 @@ class Media(BaseModel):
     """One upload of ``owner``. ``content_type``/``size``/``sha256`` are what the creator
     declared; ``probed`` what the bytes are (``None`` until probed, and for a refusal that could
     not read them). ``version`` counts writes (conditional updates). ``expires_at`` is the epoch
-    TTL of a pending or rejected item (``None`` once ready)."""
+    TTL of an upload never attached (``None`` once a post or recurring schedule names it:
+    :func:`logic.media.attach_media`; also ``None`` on uploads made ready before attaching
+    existed, whose objects the probe untagged); ``attached_at`` when it was first attached."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -156,6 +162,7 @@ class Media(BaseModel):
     created_at: datetime
     updated_at: datetime
     expires_at: int | None = None
+    attached_at: datetime | None = None
     version: int = 1
 
     @property
@@ -185,7 +192,8 @@ class Media(BaseModel):
 
     @classmethod
     def new(cls, owner: str, request: MediaCreate, now: datetime) -> Media:
-        """A ``pending`` upload of ``request`` created at ``now`` (TTL one day)."""
+        """A ``pending`` upload of ``request`` created at ``now`` (TTL :data:`PENDING_LIFETIME`
+        until it is attached)."""
         return cls(
             media_id=new_media_id(now),
             owner=owner,
@@ -262,7 +270,8 @@ class MediaOut(BaseModel):
     """An upload as every media endpoint returns it. ``content_type``, ``size``, ``sha256``,
     ``width``, ``height`` and ``duration_seconds`` are read from the bytes (``null`` until
     probed); ``declared`` is what the creator said; ``reason``/``reason_detail`` explain a
-    rejection; ``expires_at``: when a pending or rejected upload is forgotten."""
+    rejection; ``expires_at``: when an upload no post or recurring schedule has named yet (any
+    status) is forgotten, its item and its bytes; ``null`` once one names it."""
 
     media_id: str
     status: MediaStatus
