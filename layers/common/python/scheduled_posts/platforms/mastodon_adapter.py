@@ -120,6 +120,7 @@ class MastodonAdapter(NetworkAdapter):
                 idempotency_key=request.idempotency_key,
                 language=request.language,
                 media_ids=media_ids or (),
+                options=request.options,
             )
             if status_waits_for_media(answer):
                 raise processing_wait("the status waits for its media", POLL_SECONDS)
