@@ -41,7 +41,6 @@ from scheduled_posts.models.post_fields import (
     _distinct,
     is_blank,
 )
-from scheduled_posts.platforms.text_length import grapheme_count
 
 #: Bluesky's lexicon limits on ``langs`` and ``tags``.
 MAX_LANGS = 3
@@ -53,6 +52,9 @@ Visibility = Literal["public", "unlisted", "private", "direct"]
 
 
 def _tag_rule(value: str) -> str:
+    # imported here: ``platforms.text_length`` imports ``models``, which imports this module
+    from scheduled_posts.platforms.text_length import grapheme_count
+
     _clean_text(value)
     if is_blank(value):
         raise ValueError("must not be blank")
