@@ -304,7 +304,7 @@ class MastodonStandIn:
                 media_ids=tuple(m.id for m in media),
                 visibility=visibility,
                 spoiler_text=spoiler,
-                sensitive=bool(body.get("sensitive")) or bool(spoiler),
+                sensitive=_flag(body.get("sensitive")) or bool(spoiler),
             )
             for attached in media:
                 attached.status_id = status.id
@@ -480,6 +480,11 @@ def _media_ids(body: dict[str, Any]) -> list[str]:
 
 class BadRequestError(ValueError):
     """A request the stand-in cannot read; ``str(exc)`` is the 400 answer's ``error``."""
+
+
+def _flag(value: Any) -> bool:
+    """A boolean parameter as Rails reads it: JSON ``true``, or a form's ``true``/``1``/``on``."""
+    return value is True or str(value).lower() in ("true", "1", "on")
 
 
 def parse_body(raw: bytes, headers: dict[str, str]) -> dict[str, Any] | None:
