@@ -233,3 +233,22 @@ def test_series_variant_for_an_untargeted_channel_is_422(
     )
     error = only_error(answer)
     assert error["loc"] == ["body", "variants", sky]
+
+
+def test_series_patch_of_variants_reaches_its_scheduled_occurrences(
+    alice: ApiClient, masto: str, sky: str
+) -> None:
+    series = alice.post(
+        "/v1/recurring-schedules",
+        {"content": SHORT, "channel_ids": [masto, sky], "timezone": "UTC", "cron": "0 9 * * *"},
+    ).json
+    path = f"/v1/recurring-schedules/{series['series_id']}"
+    answer = alice.patch(path, {"variants": {masto: {"content": LONG, "visibility": "private"}}})
+    assert answer.status == 200, answer.json
+    posts = alice.get(f"/v1/scheduled-posts?series_id={series['series_id']}").json["items"]
+    assert posts
+    for post in posts:
+        deliveries = {d["channel_id"]: d for d in post["deliveries"]}
+        assert deliveries[masto]["content"] == LONG
+        assert deliveries[masto]["options"]["visibility"] == "private"
+        assert deliveries[sky]["content"] == SHORT
