@@ -11,7 +11,9 @@ seconds, so this stand-in is written to the documentation (docs/decisions.md N3)
 - ``POST /api/v1/statuses`` (JSON or form): 422 for blank or over-long text; an
   ``Idempotency-Key`` seen in the last hour (:attr:`MastodonStandIn.idempotency_seconds`) for
   the same account answers the status created then, without a second one
-  (https://docs.joinmastodon.org/methods/statuses/#create).
+  (https://docs.joinmastodon.org/methods/statuses/#create); ``visibility`` (422 unless one of
+  :data:`VISIBILITIES`), ``spoiler_text`` (counted in the length, as Mastodon does) and
+  ``sensitive`` are stored and shown on the status.
 - ``GET /api/v1/accounts/{id}/statuses`` (newest first, ``limit``; public without a token, 403
   for a token without a read scope) and ``GET /api/v1/statuses/{id}/source``.
 - Media (``local/mastodon_media.py``): ``POST /api/v2/media`` (200 for an image, 202 while a
@@ -53,7 +55,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from local.mastodon_media import MediaStore, parse_multipart
-from scheduled_posts.platforms.text_length import mastodon_length
+from scheduled_posts.platforms.text_length import grapheme_count, mastodon_length
 
 Clock = Callable[[], datetime]
 
@@ -74,6 +76,10 @@ class Account:
     can_read: bool = True
 
 
+#: A status's visibilities (https://docs.joinmastodon.org/methods/statuses/#create).
+VISIBILITIES = ("public", "unlisted", "private", "direct")
+
+
 @dataclass
 class Status:
     """A stored status (``text`` is the source, ``content`` the rendered HTML)."""
@@ -85,6 +91,10 @@ class Status:
     language: str | None = None
     #: The attached media's ids, in the order given.
     media_ids: tuple[str, ...] = ()
+    #: ``public``, ``unlisted``, ``private`` or ``direct``; the content warning; sensitive.
+    visibility: str = "public"
+    spoiler_text: str = ""
+    sensitive: bool = False
 
     def content(self) -> str:
         escaped = html.escape(self.text, quote=False)
@@ -253,7 +263,7 @@ class MastodonStandIn:
             found = next((s for s in self.statuses if s.id == match.group(1)), None)
             if found is None:
                 return 404, {"error": "Record not found"}
-            return 200, {"id": found.id, "text": found.text, "spoiler_text": ""}
+            return 200, {"id": found.id, "text": found.text, "spoiler_text": found.spoiler_text}
         return 404, {"error": "Not found"}
 
     def _post_status(
@@ -272,8 +282,15 @@ class MastodonStandIn:
                 return 422, {"error": refused}
             if not text.strip() and not media:
                 return 422, {"error": "Validation failed: Text can't be blank"}
+            body = body or {}
+            visibility = str(body.get("visibility") or "public")
+            if visibility not in VISIBILITIES:
+                return 422, {"error": f"Validation failed: Visibility {visibility} is invalid"}
+            spoiler = str(body.get("spoiler_text") or "")
             limit = self.max_characters or 500
-            if mastodon_length(text, self.characters_reserved_per_url or 23) > limit:
+            # StatusLengthValidator: the spoiler text counts, as it is, with the status text
+            counted = grapheme_count(spoiler)
+            if counted + mastodon_length(text, self.characters_reserved_per_url or 23) > limit:
                 return 422, {
                     "error": f"Validation failed: Text character limit of {limit} exceeded"
                 }
@@ -283,8 +300,11 @@ class MastodonStandIn:
                 account_id=account.id,
                 text=text,
                 created_at=now,
-                language=(body or {}).get("language"),
+                language=body.get("language"),
                 media_ids=tuple(m.id for m in media),
+                visibility=visibility,
+                spoiler_text=spoiler,
+                sensitive=_flag(body.get("sensitive")) or bool(spoiler),
             )
             for attached in media:
                 attached.status_id = status.id
@@ -322,6 +342,9 @@ class MastodonStandIn:
             "created_at": _iso(status.created_at),
             "content": status.content(),
             "language": status.language,
+            "visibility": status.visibility,
+            "spoiler_text": status.spoiler_text,
+            "sensitive": status.sensitive,
             "url": f"https://{self.domain}/@{username}/{status.id}",
             "uri": f"https://{self.domain}/users/{username}/statuses/{status.id}",
             "account": {"id": status.account_id, "username": username, "acct": username},
@@ -457,6 +480,11 @@ def _media_ids(body: dict[str, Any]) -> list[str]:
 
 class BadRequestError(ValueError):
     """A request the stand-in cannot read; ``str(exc)`` is the 400 answer's ``error``."""
+
+
+def _flag(value: Any) -> bool:
+    """A boolean parameter as Rails reads it: JSON ``true``, or a form's ``true``/``1``/``on``."""
+    return value is True or str(value).lower() in ("true", "1", "on")
 
 
 def parse_body(raw: bytes, headers: dict[str, str]) -> dict[str, Any] | None:

@@ -213,3 +213,47 @@ def test_stand_in_unknown_method_answers_404_json(
         connection.close()
 
     assert (status, body) == (404, {"error": "Not found"})
+
+
+def test_stand_in_status_keeps_visibility_spoiler_and_sensitive(
+    stand_in: tuple[MastodonStandIn, int], account: Account
+) -> None:
+    state, port = stand_in
+    body = json.dumps({"status": "Hi", "visibility": "unlisted", "spoiler_text": "cw"}).encode()
+    status, answer = _post(
+        port, "/api/v1/statuses", body, "application/json", Authorization=f"Bearer {account.token}"
+    )
+    assert status == 200, answer
+    assert (answer["visibility"], answer["spoiler_text"], answer["sensitive"]) == (
+        "unlisted",
+        "cw",
+        True,  # a content warning marks the status sensitive, as Mastodon does
+    )
+    [stored] = state.statuses_of(account)
+    assert (stored.visibility, stored.spoiler_text) == ("unlisted", "cw")
+
+
+def test_stand_in_form_sensitive_false_is_false(
+    stand_in: tuple[MastodonStandIn, int], account: Account
+) -> None:
+    _, port = stand_in
+    status, answer = _post(
+        port,
+        "/api/v1/statuses",
+        b"status=Hi&sensitive=false",
+        Authorization=f"Bearer {account.token}",
+    )
+    assert (status, answer["sensitive"], answer["visibility"]) == (200, False, "public")
+
+
+def test_stand_in_refuses_an_unknown_visibility_and_counts_the_spoiler(
+    stand_in: tuple[MastodonStandIn, int], account: Account
+) -> None:
+    state, port = stand_in
+    auth = f"Bearer {account.token}"
+    bad = json.dumps({"status": "Hi", "visibility": "everyone"}).encode()
+    assert _post(port, "/api/v1/statuses", bad, "application/json", Authorization=auth)[0] == 422
+    long = json.dumps({"status": "a" * 490, "spoiler_text": "b" * 11}).encode()
+    status, answer = _post(port, "/api/v1/statuses", long, "application/json", Authorization=auth)
+    assert status == 422 and "character limit of 500" in answer["error"]
+    assert state.statuses_of(account) == []

@@ -50,6 +50,10 @@ def test_create_post_valid_returns_201_shape_and_etag(
             "published_at": None,
             "last_error": None,
             "next_attempt_at": None,
+            "content": "hi",  # what this channel publishes: no variant, the post's
+            "media_ids": [m1],
+            "language": None,
+            "options": dict.fromkeys(("visibility", "spoiler_text", "sensitive", "langs", "tags")),
         }
     ]
     assert set(body) == {
@@ -70,8 +74,10 @@ def test_create_post_valid_returns_201_shape_and_etag(
         "detached",
         "queue_slot",
         "language",
+        "variants",
     }
     assert body["language"] is None
+    assert body["variants"] == {}
 
 
 def test_get_post_returns_what_create_returned(alice: ApiClient, channel: str) -> None:

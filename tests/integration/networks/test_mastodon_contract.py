@@ -14,6 +14,7 @@ from local.mastodon import Account, MastodonStandIn
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.variants import NetworkOptions
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
 from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonClient
@@ -271,6 +272,21 @@ def test_mastodon_over_the_channel_limit_fails_before_any_request(
     state, base = stand_in
     limits = mastodon_limits(max_characters=20)
     result = adapter(base, account, limits).deliver(channel(), request("y" * 21), now=clock())
+    assert (result.outcome, result.reason) == ("failed", "too_long")
+    assert "the text has 21, the limit is 20" in (result.error or "")
+    assert state.statuses_of(account) == []
+
+
+def test_mastodon_spoiler_text_counts_toward_the_limit_before_any_request(
+    stand_in: tuple[MastodonStandIn, str], account: Account, clock: Clock
+) -> None:
+    """Decision "A text per channel: variants": the status length counts the spoiler text."""
+    state, base = stand_in
+    limits = mastodon_limits(max_characters=20)
+    spoiled = request("y" * 15).model_copy(
+        update={"options": NetworkOptions(spoiler_text="cw!!!!")}
+    )
+    result = adapter(base, account, limits).deliver(channel(), spoiled, now=clock())
     assert (result.outcome, result.reason) == ("failed", "too_long")
     assert "the text has 21, the limit is 20" in (result.error or "")
     assert state.statuses_of(account) == []

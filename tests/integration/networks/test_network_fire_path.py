@@ -232,3 +232,46 @@ def test_token_echoed_in_a_refusal_reaches_no_error_reason_or_export(
     assert "invalid token: Bearer [redacted]" in reason
     for text in (json.dumps(got), reason, json.dumps(attempts), export):
         assert token not in text
+
+
+def test_each_network_receives_its_own_text_and_options_from_a_variant(
+    world: tuple[NetworkFirePath, ApiClient],
+    stand_in: tuple[MastodonStandIn, str],
+    local_pds: LocalPds,
+) -> None:
+    """Decision "A text per channel: variants": a 420-grapheme text goes to Mastodon, its
+    280-grapheme Bluesky variant to the PDS, each with its own network options."""
+    fire, api = world
+    mastodon_id, bluesky_id, _, sky = make_channels(api, stand_in, local_pds, "variants")
+    long_text = " ".join(["toot"] * 84) + "!"  # 420 graphemes
+    short_text = "sky " * 69 + "end!"  # 280 graphemes
+    created = api.post(
+        "/v1/scheduled-posts",
+        {
+            "content": long_text,
+            "publish_at": format_instant(fire.clock.now() + timedelta(seconds=125)),
+            "channel_ids": [mastodon_id, bluesky_id],
+            "language": "en",
+            "variants": {
+                mastodon_id: {"visibility": "unlisted", "spoiler_text": "long read"},
+                bluesky_id: {"content": short_text, "langs": ["en", "de"], "tags": ["launch"]},
+            },
+        },
+    )
+    assert created.status == 201, created.json
+    fire.driver.run_for(300)
+
+    got = api.get(f"/v1/scheduled-posts/{created.json['schedule_id']}").json
+    assert got["status"] == "published", got
+    [status] = stand_in[0].statuses
+    assert (status.text, status.visibility, status.spoiler_text) == (
+        long_text,
+        "unlisted",
+        "long read",
+    )
+    assert status.sensitive  # a content warning marks the status sensitive, as Mastodon does
+    assert status.language == "en"
+    [record] = bluesky_posts(local_pds, sky.did)
+    assert record["value"]["text"] == short_text
+    assert record["value"]["langs"] == ["en", "de"]
+    assert record["value"]["tags"] == ["launch"]

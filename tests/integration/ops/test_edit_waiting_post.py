@@ -127,3 +127,20 @@ def test_a_worker_that_read_before_the_edit_loses_its_lease_and_sends_nothing_ol
     )
     assert renewed is None
     assert fire.read(post).content == "the new text"
+
+
+def test_edit_giving_a_waiting_post_a_variant_sends_the_variant_text_in_the_signed_body(
+    api_fire,  # type: ignore[no-untyped-def]
+) -> None:
+    """Decision "A text per channel: variants": the webhook body's ``content`` is the channel's
+    effective text."""
+    fire: FirePath = api_fire()
+    post = waiting_post(fire, Answer.error(503, retry_after="600"))
+    status, body = patch(post, {"variants": {"c1": {"content": "the webhook's own text"}}})
+    assert status == 200, body
+    assert body["deliveries"][0]["content"] == "the webhook's own text"
+    fire.driver.run_for(900)
+    sent = fire.receiver.requests_for(f"{post.schedule_id}:c1")
+    contents = [r.payload["content"] for r in sent if r.payload]
+    assert contents == [post.content, "the webhook's own text"]
+    assert fire.read(post).status == PostStatus.PUBLISHED

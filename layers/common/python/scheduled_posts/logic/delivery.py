@@ -38,6 +38,7 @@ from scheduled_posts.logic import post_media
 from scheduled_posts.logic.network_delivery import record_refusal
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.models.variants import effective_for
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.platforms.answers import bounded_result
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PlatformAdapter
@@ -181,8 +182,11 @@ class ChannelDeliverer:
         try:
             if adapter is None:
                 raise LookupError(f"no adapter for platform {channel.platform!r}")
+            # What this channel publishes: the post with its variant (decision "A text per
+            # channel: variants"), the same on every attempt.
+            effective = effective_for(post, channel.channel_id)
             media = post_media.resolve(
-                post.owner, post.media_ids, channel.platform, self._media_lookup
+                post.owner, list(effective.media_ids), channel.platform, self._media_lookup
             )
             if media.refusal is not None:
                 # Never without its media (decision "Media are checked again before
@@ -192,14 +196,15 @@ class ChannelDeliverer:
             request = DeliveryRequest(
                 schedule_id=post.schedule_id,
                 channel_id=channel.channel_id,
-                content=post.content,
-                media_ids=tuple(post.media_ids),
+                content=effective.content,
+                media_ids=effective.media_ids,
                 publish_at=post.publish_at,
                 attempt=started.attempt,
                 idempotency_key=f"{post.schedule_id}:{channel.channel_id}",
                 first_attempt_at=delivery.first_attempt_at if started.attempt > 1 else None,
-                language=post.language,
+                language=effective.language,
                 media=media.media,
+                options=effective.options,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},

@@ -97,6 +97,7 @@ def occurrence_post(
         media_ids=list(series.media_ids),
         publish_at=at,
         channel_ids=list(series.channel_ids),
+        variants=dict(series.variants),
         deliveries={cid: Delivery(channel_id=cid) for cid in series.channel_ids},
         version=1,
         created_at=now,

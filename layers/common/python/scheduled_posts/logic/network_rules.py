@@ -14,28 +14,37 @@ they can be published"), never publishing the text alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.media import MediaRepository
+from scheduled_posts.logic.variant_rules import Draft, field_loc, variant_errors
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import MediaStatus
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.variants import Effective, Variant, effective_for
 from scheduled_posts.platforms.base import PublishedMedia
 from scheduled_posts.platforms.media_rules import media_rule_errors
 from scheduled_posts.platforms.registry import check_length, media_rules_of, spec_of
 
 
-def length_errors(content: str, channels: Iterable[Channel]) -> list[dict[str, Any]]:
+def length_errors(
+    content: str,
+    channels: Iterable[Channel],
+    effective: Mapping[str, Effective] | None = None,
+) -> list[dict[str, Any]]:
     """One ``{"loc": ["body", "content"], "msg", "type": "too_long"}`` per broken rule of each
-    channel (webhooks have none)."""
+    channel (webhooks have none), on the channel's effective text when ``effective`` gives it
+    (``loc ["body", "variants", <channel_id>, "content"]`` when its variant sets the text)."""
     errors = []
     for channel in channels:
-        for violation in check_length(channel.platform, content, channel.limits):
+        found = (effective or {}).get(channel.channel_id)
+        text, options = (found.content, found.options) if found else (content, None)
+        for violation in check_length(channel.platform, text, channel.limits, options):
             errors.append(
                 {
-                    "loc": ["body", "content"],
+                    "loc": field_loc(found, channel.channel_id, "content"),
                     "msg": f"{violation.message(channel.name)} (channel_id {channel.channel_id})",
                     "type": "too_long",
                 }
@@ -49,25 +58,31 @@ def refuses_media(platform: str) -> bool:
     return not spec_of(platform).publishes_media
 
 
-def media_errors(media_ids: Sequence[str], channels: Iterable[Channel]) -> list[dict[str, Any]]:
+def media_errors(
+    media_ids: Sequence[str],
+    channels: Iterable[Channel],
+    effective: Mapping[str, Effective] | None = None,
+) -> list[dict[str, Any]]:
     """One ``{"loc": ["body", "media_ids"], "msg", "type": "media_unsupported"}`` per channel of
-    a platform that cannot publish media (:func:`refuses_media`) when ``media_ids`` is not
-    empty."""
-    if not media_ids:
-        return []
-    return [
-        {
-            "loc": ["body", "media_ids"],
-            "msg": (
-                f"channel {channel.name} (channel_id {channel.channel_id}) is a "
-                f"{channel.platform} channel, which cannot publish media yet: "
-                f"the post has {len(media_ids)} media_ids, the limit is 0"
-            ),
-            "type": "media_unsupported",
-        }
-        for channel in channels
-        if refuses_media(channel.platform)
-    ]
+    a platform that cannot publish media (:func:`refuses_media`) when its (effective)
+    ``media_ids`` is not empty."""
+    errors = []
+    for channel in channels:
+        found = (effective or {}).get(channel.channel_id)
+        ids = found.media_ids if found else media_ids
+        if ids and refuses_media(channel.platform):
+            errors.append(
+                {
+                    "loc": field_loc(found, channel.channel_id, "media_ids"),
+                    "msg": (
+                        f"channel {channel.name} (channel_id {channel.channel_id}) is a "
+                        f"{channel.platform} channel, which cannot publish media yet: "
+                        f"the post has {len(ids)} media_ids, the limit is 0"
+                    ),
+                    "type": "media_unsupported",
+                }
+            )
+    return errors
 
 
 def ready_media_errors(
@@ -81,9 +96,14 @@ def ready_media_errors(
 
 
 def _ready_media(
-    owner: str, media_ids: Sequence[str], *, media: MediaRepository | None
+    owner: str,
+    media_ids: Sequence[str],
+    *,
+    media: MediaRepository | None,
+    loc: Sequence[Any] = ("body", "media_ids"),
 ) -> tuple[list[dict[str, Any]], list[PublishedMedia]]:
-    """:func:`ready_media_errors`, and the uploads as the adapters see them when all are ready."""
+    """:func:`ready_media_errors` (at ``loc``), and the uploads as the adapters see them when
+    all are ready."""
     if not media_ids or media is None:
         return [], []
     # Only ids of the shape the service makes can name an upload (and fit in a key).
@@ -97,7 +117,7 @@ def _ready_media(
         shown = media_id if len(media_id) <= 64 and media_id.isprintable() else "this id"
         errors.append(
             {
-                "loc": ["body", "media_ids", i],
+                "loc": [*loc, i],
                 "msg": f"{shown!r}: {state}; media_ids must name your ready uploads "
                 "(POST /v1/media, then complete)",
                 "type": "media_not_ready",
@@ -107,33 +127,29 @@ def _ready_media(
 
 
 def media_rule_violations(
-    media: Sequence[PublishedMedia], channels: Iterable[Channel]
+    media: Sequence[PublishedMedia],
+    channels: Iterable[Channel],
+    per_channel: Mapping[str, tuple[Sequence[PublishedMedia], Effective]] | None = None,
 ) -> list[dict[str, Any]]:
     """One 422 error per network media rule (``platforms/media_rules.py``: count, kinds, mixing,
     sizes, alt text) a channel's limits refuse for ``media`` (``loc ["body", "media_ids"]``,
-    type ``media_<rule>``, the message naming the channel, the value and the limit)."""
+    type ``media_<rule>``, the message naming the channel, the value and the limit); a channel
+    in ``per_channel`` is checked on its own effective uploads instead."""
     errors = []
     for channel in channels:
+        uploads, found = (per_channel or {}).get(channel.channel_id, (media, None))
         rules = media_rules_of(channel.platform, channel.limits)
-        if rules is None or not media:
+        if rules is None or not uploads:
             continue
-        for violation in media_rule_errors(rules, media):
+        for violation in media_rule_errors(rules, uploads):
             errors.append(
                 {
-                    "loc": ["body", "media_ids"],
+                    "loc": field_loc(found, channel.channel_id, "media_ids"),
                     "msg": f"{violation.message(channel.name)} (channel_id {channel.channel_id})",
                     "type": f"media_{violation.rule}",
                 }
             )
     return errors
-
-
-def channel_rule_errors(
-    content: str, media_ids: Sequence[str], channels: Iterable[Channel]
-) -> list[dict[str, Any]]:
-    """:func:`length_errors` then :func:`media_errors` of the same channels."""
-    found = list(channels)
-    return length_errors(content, found) + media_errors(media_ids, found)
 
 
 def channel_errors(
@@ -145,12 +161,16 @@ def channel_errors(
     media_ids: Sequence[str],
     given: bool = True,
     media: MediaRepository | None = None,
+    variants: Mapping[str, Variant] | None = None,
+    variant_media: MediaRepository | Literal["same"] | None = "same",
 ) -> list[dict[str, Any]]:
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
-    ``owner``'s (``channel_not_found``, when the request ``given`` them), then
-    :func:`channel_rule_errors` of those that are (one BatchGet), then
-    :func:`ready_media_errors` of ``media_ids`` against ``media``, then, when every one is
-    ready, :func:`media_rule_violations` of those uploads for each channel."""
+    ``owner``'s (``channel_not_found``, when the request ``given`` them), the ``variants``'
+    targets and options (``logic/variant_rules.py``), then :func:`length_errors` and
+    :func:`media_errors` of each channel's effective post (one BatchGet), then
+    :func:`ready_media_errors` of ``media_ids`` (and of each variant's, against
+    ``variant_media``, default ``media``), then, when every one is ready,
+    :func:`media_rule_violations` of each channel's effective uploads."""
     found = channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
@@ -158,9 +178,24 @@ def channel_errors(
         if given and channel_id not in found
     ]
     chosen = [found[c] for c in channel_ids if c in found]
-    rules = channel_rule_errors(content, media_ids, chosen)
+    draft = Draft(content, list(media_ids), dict(variants or {}))
+    effective = {c.channel_id: effective_for(draft, c.channel_id) for c in chosen}
+    errors = missing + variant_errors(draft.variants, channel_ids, found)
+    errors += length_errors(content, chosen, effective) + media_errors(media_ids, chosen, effective)
     not_ready, uploads = _ready_media(owner, media_ids, media=media)
-    return missing + rules + not_ready + media_rule_violations(uploads, chosen)
+    by_id = {u.media_id: u for u in uploads}
+    other = media if variant_media == "same" else variant_media
+    for cid, variant in draft.variants.items():
+        if variant.media_ids is not None and cid in effective:
+            loc = ("body", "variants", cid, "media_ids")
+            wrong, more = _ready_media(owner, variant.media_ids, media=other, loc=loc)
+            not_ready += wrong
+            by_id.update({u.media_id: u for u in more})
+    per_channel = {  # checked only when every upload of the channel is ready
+        cid: ([by_id[m] for m in eff.media_ids] if set(eff.media_ids) <= set(by_id) else [], eff)
+        for cid, eff in effective.items()
+    }
+    return errors + not_ready + media_rule_violations(uploads, chosen, per_channel)
 
 
 def patched_channel_errors(
@@ -172,11 +207,19 @@ def patched_channel_errors(
     media: MediaRepository | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`channel_errors` of ``stored`` (a post or a series) as ``patch`` (its PATCH model)
-    leaves its ``content``, ``media_ids`` and ``channel_ids``; none when the patch changes none
-    of them. Only channels the patch names are checked to exist, and only ``media_ids`` the patch
-    gives are checked to be ready uploads (a post made before uploads existed keeps its opaque
-    ids through an edit of its text)."""
-    if patch.channel_ids is None and patch.content is None and patch.media_ids is None:
+    leaves its ``content``, ``media_ids``, ``channel_ids`` and ``variants``; none when the patch
+    changes none of them. Only channels the patch names are checked to exist, and only
+    ``media_ids`` the patch gives (its own, or its variants') are checked to be ready uploads (a
+    post made before uploads existed keeps its opaque ids through an edit of its text). A
+    ``channel_ids`` that drops a channel with a variant is refused with the variant named
+    (decision "A text per channel: variants")."""
+    new_variants = getattr(patch, "variants", None)
+    if (
+        patch.channel_ids is None
+        and patch.content is None
+        and patch.media_ids is None
+        and new_variants is None
+    ):
         return []
     return channel_errors(
         owner,
@@ -186,4 +229,6 @@ def patched_channel_errors(
         media_ids=list(patch.media_ids if patch.media_ids is not None else stored.media_ids),
         given=patch.channel_ids is not None,
         media=media if patch.media_ids is not None else None,
+        variants=new_variants if new_variants is not None else getattr(stored, "variants", {}),
+        variant_media=media if new_variants is not None else None,
     )

@@ -199,9 +199,8 @@ def create_post(
     Raises
     ------
     ValidationFailedError
-        ``publish_at`` in the past or too far ahead; a channel that is not the caller's; a
-        text over a channel's length limit, or media for a Mastodon or Bluesky channel
-        (``logic/network_rules.py``).
+        ``publish_at`` in the past or too far ahead; a channel not the caller's; a channel's
+        effective text or media breaking its rules, a bad variant (``logic/network_rules.py``).
     LimitExceededError
         The caller already has ``MAX_PENDING_POSTS`` posts ``scheduled``.
     """
@@ -217,6 +216,7 @@ def create_post(
             content=request.content,
             media_ids=request.media_ids,
             media=deps.media,
+            variants=request.variants,
         )
     )
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
@@ -231,6 +231,7 @@ def create_post(
         language=request.language,
         publish_at=queue_slot or publish_at,
         channel_ids=list(request.channel_ids),
+        variants=dict(request.variants),
         deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
         version=1,
         created_at=now,
@@ -400,8 +401,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     Raises
     ------
     ValidationFailedError
-        A new ``publish_at`` or channel breaks the create rules, or the text does not fit a
-        channel's length rule, or media would go to a Mastodon or Bluesky channel.
+        A new ``publish_at``, channel, text, media or variant breaks the create rules.
     """
     errors: list[dict] = []
     if patch.publish_at is not None:
@@ -410,7 +410,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     _raise_if(errors)
     attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
-    for name in ("content", "media_ids", "publish_at", "language"):
+    for name in ("content", "media_ids", "publish_at", "language", "variants"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
@@ -540,7 +540,7 @@ def _reschedule_missed(
         "expires_at": None,
         "detached": post.series_id is not None,
     }
-    for name in ("content", "media_ids", "language"):
+    for name in ("content", "media_ids", "language", "variants"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value

@@ -131,6 +131,7 @@ def _new_series(
             content=request.content,
             media_ids=list(request.media_ids),
             channel_ids=list(request.channel_ids),
+            variants=dict(request.variants),
             timezone=rule.timezone,
             cron=rule.cron,
             slots=[s.model_dump(mode="json") for s in request.slots] if request.slots else None,
@@ -169,6 +170,7 @@ def create_series(
         content=request.content,
         media_ids=request.media_ids,
         media=deps.media,
+        variants=request.variants,
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
@@ -313,7 +315,7 @@ def update_series(
         _raise_channel_errors(series, patch, deps)
         changes: dict[str, Any] = {
             name: getattr(patch, name)
-            for name in ("content", "media_ids", "channel_ids")
+            for name in ("content", "media_ids", "channel_ids", "variants")
             if getattr(patch, name) is not None
         }
         if patch.changes_timing:

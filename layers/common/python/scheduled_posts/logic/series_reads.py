@@ -97,6 +97,7 @@ def series_out(series: Series, *, now: datetime) -> SeriesOut:
         content=series.content,
         media_ids=list(series.media_ids),
         channel_ids=list(series.channel_ids),
+        variants=dict(series.variants),
         timezone=series.timezone,
         cron=series.cron,
         slots=series.slots,

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import unicodedata
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -33,166 +31,39 @@ from pydantic import (
     model_validator,
 )
 
-from scheduled_posts.clock import format_instant, parse_instant
+from scheduled_posts.clock import format_instant
 from scheduled_posts.models.channel_fields import OriginUrl, PlatformName
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: their first home)
+    ID_PATTERN,
+    MAX_CHANNELS_PER_POST,
+    MAX_CONTENT_CODE_POINTS,
+    MAX_MEDIA_IDS,
+    PUBLISH_AT_WORDS,
+    ChannelIds,
+    Content,
+    CreatePublishAt,
+    Id,
+    Language,
+    MediaId,
+    MediaIds,
+    PublishAt,
+    _clean_text,
+    _distinct,
+    _not_blank,
+    _not_null,
+    is_blank,
+    parse_rfc3339,
+)
+from scheduled_posts.models.variants import (
+    Effective,
+    NetworkOptions,
+    Variant,
+    Variants,
+    effective_for,
+)
 from scheduled_posts.platforms.registry import channel_limits, spec_of
-
-#: Longest ``content``, in Unicode code points (issue 2).
-MAX_CONTENT_CODE_POINTS = 5000
-#: Most ``media_ids`` per post (issue 2).
-MAX_MEDIA_IDS = 10
-#: Most ``channel_ids`` per post (issue 2).
-MAX_CHANNELS_PER_POST = 10
-#: Ids the service generates are UUIDs; clients may only send ids of this shape.
-ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-
-
-#: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-#: Characters that render as nothing although Unicode does not call them white space: Hangul
-#: fillers and the braille blank, abused to post "empty" text, and U+FFFC OBJECT REPLACEMENT
-#: CHARACTER (a placeholder for an embedded object the text does not carry).
-_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u2800\u3164\uffa0\ufffc")
-#: General categories that show nothing on their own (Unicode 15, section 4.5): format
-#: characters (Cf: zero-width spaces and joiners, BOM, soft hyphen, bidi marks, tags) and marks
-#: (Mn, Mc, Me: combining accents, variation selectors U+FE00-FE0F and U+E0100-E01EF, the
-#: combining grapheme joiner), which only modify a base character; with no visible base
-#: character they draw nothing but perhaps a dotted circle.
-_INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Mc", "Me"})
-
-
-def _clean_text(value: str) -> str:
-    """Refuse strings DynamoDB or a receiver could choke on: control characters (C0 and C1,
-    DEL; tab, LF and CR are allowed) and lone surrogates."""
-    match = _CONTROL.search(value)
-    if match is not None:
-        code = ord(match.group())
-        name = "NUL" if code == 0 else f"U+{code:04X}"
-        raise ValueError(
-            f"must not contain control characters ({name}); only tab, line feed and carriage "
-            "return are allowed"
-        )
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("must be valid Unicode (no lone surrogates)") from exc
-    return value
-
-
-def is_blank(value: str) -> bool:
-    """Whether ``value`` shows nothing: only white space, format characters (Cf), marks with no
-    base character to modify (Mn, Mc, Me, variation selectors among them), Hangul/braille
-    fillers or U+FFFC. ``"e\u0301"`` (e with a combining accent) is not blank."""
-    return all(
-        ch.isspace() or ch in _INVISIBLE_EXTRA or unicodedata.category(ch) in _INVISIBLE_CATEGORIES
-        for ch in value
-    )
-
-
-def _content_rule(value: str) -> str:
-    _clean_text(value)
-    value = value.replace("\r\n", "\n")
-    if is_blank(value):
-        raise ValueError("must not be blank")
-    if len(value) > MAX_CONTENT_CODE_POINTS:
-        raise ValueError(f"must be at most {MAX_CONTENT_CODE_POINTS} characters (code points)")
-    return value
-
-
-def _not_blank(value: str) -> str:
-    _clean_text(value)
-    if is_blank(value):
-        raise ValueError("must not be blank")
-    return value
-
-
-def _not_null(value: Any) -> Any:
-    """A field that may be left out but not sent as ``null`` (issue 17: the error names it)."""
-    if value is None:
-        raise ValueError("must not be null; leave the field out to keep its value")
-    return value
-
-
-def parse_rfc3339(value: str) -> datetime:
-    """The exact RFC 3339 text (ASCII, nothing around it) -> aware UTC; see :func:`parse_instant`.
-
-    Raises
-    ------
-    ValueError
-        Like :func:`parse_instant`.
-    """
-    return parse_instant(value)
-
-
-def _parse_publish_at(value: Any) -> datetime:
-    """RFC 3339 with an explicit offset -> aware UTC, rounded up to the millisecond."""
-    if not isinstance(value, str):
-        raise ValueError("must be an RFC 3339 date-time string with an offset")
-    if len(value) > 64:
-        raise ValueError("is too long for an RFC 3339 date-time")
-    try:
-        return parse_rfc3339(value)
-    except OverflowError as exc:  # an offset that moves the instant out of range
-        raise ValueError("is out of range") from exc
-
-
-def _distinct(values: list[str]) -> list[str]:
-    if len(set(values)) != len(values):
-        raise ValueError("must not contain duplicates")
-    return values
-
-
-Id = Annotated[StrictStr, StringConstraints(pattern=ID_PATTERN)]
-Content = Annotated[
-    StrictStr,
-    Field(
-        min_length=1,
-        description="1 to 5,000 Unicode code points, not blank (invisible characters alone are "
-        "blank); no control characters but tab, LF and CR; CRLF is stored as LF",
-    ),
-    AfterValidator(_content_rule),
-]
-MediaId = Annotated[StrictStr, Field(min_length=1, max_length=256), AfterValidator(_clean_text)]
-MediaIds = Annotated[list[MediaId], Field(max_length=MAX_MEDIA_IDS)]
-ChannelIds = Annotated[
-    list[Id],
-    Field(min_length=1, max_length=MAX_CHANNELS_PER_POST),
-    AfterValidator(_distinct),
-]
-Language = Annotated[
-    StrictStr,
-    StringConstraints(pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,4}$", max_length=35),
-    Field(description="BCP 47 language tag of the content (e.g. en, pt-BR): Bluesky langs"),
-]
-PublishAt = Annotated[
-    datetime,
-    BeforeValidator(_parse_publish_at),
-    Field(
-        description="RFC 3339 date-time with an explicit offset (Z or +hh:mm); stored in UTC, "
-        "rounded up to the millisecond"
-    ),
-]
-#: The words a create's ``publish_at`` takes besides an instant: the current instant, or the
-#: earliest free slot of the post's channels' posting schedules (``logic/posting_queue.py``).
-PUBLISH_AT_WORDS = ("now", "next_free_slot")
-
-
-def _publish_at_or_word(value: Any) -> Any:
-    return value if value in PUBLISH_AT_WORDS else _parse_publish_at(value)
-
-
-CreatePublishAt = Annotated[
-    datetime | Literal["now", "next_free_slot"],
-    BeforeValidator(_publish_at_or_word),
-    Field(
-        description="RFC 3339 date-time with an explicit offset (Z or +hh:mm), stored in UTC "
-        'and rounded up to the millisecond; or "now" (this instant, through the same path), or '
-        '"next_free_slot" (the earliest slot free in every channel\'s posting schedule)'
-    ),
-]
-
 
 ChannelName = Annotated[StrictStr, Field(min_length=1, max_length=100), AfterValidator(_not_blank)]
 HttpUrl = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
@@ -378,6 +249,7 @@ class PostCreate(BaseModel):
     publish_at: CreatePublishAt
     channel_ids: ChannelIds
     language: Language | None = None
+    variants: Variants = Field(default_factory=dict)
 
 
 NotNull = BeforeValidator(_not_null)
@@ -394,12 +266,18 @@ class PostPatch(BaseModel):
     publish_at: Annotated[PublishAt | None, NotNull] = None
     channel_ids: Annotated[ChannelIds | None, NotNull] = None
     language: Annotated[Language | None, NotNull] = None
+    variants: Annotated[
+        Variants | None,
+        NotNull,
+        Field(description="Replaces every variant ({} removes them all)"),
+    ] = None
 
     @model_validator(mode="after")
     def _at_least_one(self) -> PostPatch:
         if not self.model_fields_set:
             raise ValueError(
-                "give at least one of content, media_ids, publish_at, channel_ids, language"
+                "give at least one of content, media_ids, publish_at, channel_ids, language,"
+                " variants"
             )
         return self
 
@@ -429,10 +307,25 @@ class DeliveryOut(BaseModel):
     published_at: str | None
     last_error: str | None
     next_attempt_at: str | None = None
+    content: str | None = Field(None, description="What this channel publishes (its variant's)")
+    media_ids: list[str] = Field(default_factory=list, description="This channel's media")
+    language: str | None = None
+    options: NetworkOptions = Field(
+        default_factory=NetworkOptions, description="This channel's network options"
+    )
 
     @classmethod
-    def of(cls, delivery: Delivery) -> DeliveryOut:
+    def of(cls, delivery: Delivery, effective: Effective | None = None) -> DeliveryOut:
+        shown: dict[str, Any] = {}
+        if effective is not None:
+            shown = {
+                "content": effective.content,
+                "media_ids": list(effective.media_ids),
+                "language": effective.language,
+                "options": effective.options,
+            }
         return cls(
+            **shown,
             channel_id=delivery.channel_id,
             status=delivery.status.value,
             attempts=delivery.attempts,
@@ -459,8 +352,11 @@ class PostOut(BaseModel):
     media_ids: list[str]
     publish_at: str
     channel_ids: list[str]
-    deliveries: list[DeliveryOut]
+    deliveries: list[DeliveryOut] = Field(
+        description="One per channel, with what it publishes (its effective content)"
+    )
     language: str | None = None
+    variants: dict[str, Variant] = Field(default_factory=dict)
     version: int
     created_at: str
     updated_at: str
@@ -477,7 +373,9 @@ class PostOut(BaseModel):
     @classmethod
     def of(cls, post: Post) -> PostOut:
         deliveries = [
-            DeliveryOut.of(post.deliveries.get(cid) or Delivery(channel_id=cid))
+            DeliveryOut.of(
+                post.deliveries.get(cid) or Delivery(channel_id=cid), effective_for(post, cid)
+            )
             for cid in post.channel_ids
         ]
         return cls(
@@ -489,6 +387,7 @@ class PostOut(BaseModel):
             channel_ids=list(post.channel_ids),
             deliveries=deliveries,
             language=post.language,
+            variants=dict(post.variants),
             version=post.version,
             created_at=format_instant(post.created_at),
             updated_at=format_instant(post.updated_at),

@@ -23,6 +23,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
     PostStatus,
 )
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
+from scheduled_posts.models.variants import Variant
 
 
 def _opt_instant(value: Any) -> datetime | None:
@@ -135,6 +136,9 @@ class Post(BaseModel):
     language: str | None = None
     publish_at: datetime
     channel_ids: list[str]
+    #: A text per channel (``models/variants.py``): ``channel_id -> Variant``, each a channel of
+    #: ``channel_ids``; read through ``effective_for``.
+    variants: dict[str, Variant] = Field(default_factory=dict)
     deliveries: dict[str, Delivery] = Field(default_factory=dict)
     version: int = 1
     created_at: datetime
@@ -177,6 +181,7 @@ class Post(BaseModel):
         optional = {
             "media_ids": list(self.media_ids) or None,
             "language": self.language,
+            "variants": {cid: v.to_item() for cid, v in self.variants.items()} or None,
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
@@ -215,6 +220,7 @@ class Post(BaseModel):
             language=item.get("language"),
             publish_at=instant_from_storage(item["publish_at"]),
             channel_ids=list(item.get("channel_ids") or []),
+            variants={cid: Variant.from_item(v) for cid, v in (item.get("variants") or {}).items()},
             deliveries=deliveries,
             version=int(item["version"]),
             created_at=instant_from_storage(item["created_at"]),

@@ -31,6 +31,7 @@ from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.api import ChannelIds, ChannelOut, Content, ExportPost, MediaIds
 from scheduled_posts.models.notifications import NotificationEndpointOut
+from scheduled_posts.models.variants import Variant, Variants
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
 #: Most occurrences one preview returns (issue 13).
@@ -207,6 +208,7 @@ class SeriesCreate(RuleFields):
     content: Content
     media_ids: MediaIds = Field(default_factory=list)
     channel_ids: ChannelIds
+    variants: Variants = Field(default_factory=dict)
     starts_at: Instant | None = Field(default=None, description="Default: now")
 
 
@@ -219,6 +221,9 @@ class SeriesPatch(BaseModel):
     content: Content | None = None
     media_ids: MediaIds | None = None
     channel_ids: ChannelIds | None = None
+    variants: Annotated[
+        Variants | None, Field(description="Replaces every variant ({} removes them all)")
+    ] = None
     timezone: Timezone | None = None
     cron: Cron | None = None
     slots: Annotated[list[Slot], Field(min_length=1, max_length=MAX_SLOTS)] | None = None
@@ -254,6 +259,7 @@ class SeriesOut(BaseModel):
     content: str
     media_ids: list[str]
     channel_ids: list[str]
+    variants: dict[str, Variant] = Field(default_factory=dict)
     timezone: str
     cron: str | None
     slots: list[dict[str, list[str]]] | None

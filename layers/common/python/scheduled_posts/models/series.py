@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
+from scheduled_posts.models.variants import Variant
 from scheduled_posts.recurrence import Bounds, Rule, WeeklySlot
 
 
@@ -64,6 +65,8 @@ class Series(BaseModel):
     content: str
     media_ids: list[str] = Field(default_factory=list)
     channel_ids: list[str]
+    #: A text per channel for every occurrence (``models/variants.py``), as a post's.
+    variants: dict[str, Variant] = Field(default_factory=dict)
     timezone: str
     cron: str | None = None
     slots: list[dict[str, list[str]]] | None = None
@@ -129,6 +132,7 @@ class Series(BaseModel):
             "content": self.content,
             "media_ids": list(self.media_ids),
             "channel_ids": list(self.channel_ids),
+            "variants": {cid: v.to_item() for cid, v in self.variants.items()},
             "timezone": self.timezone,
             "cron": self.cron,
             "slots": self.slots,
@@ -161,6 +165,7 @@ class Series(BaseModel):
             content=item["content"],
             media_ids=list(item.get("media_ids") or []),
             channel_ids=list(item.get("channel_ids") or []),
+            variants={cid: Variant.from_item(v) for cid, v in (item.get("variants") or {}).items()},
             timezone=item["timezone"],
             cron=item.get("cron"),
             slots=[{"days": list(s["days"]), "times": list(s["times"])} for s in slots]

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.variants import NetworkOptions
 
 
 class PublishedMedia(BaseModel):
@@ -71,7 +72,9 @@ class NetworkMediaIds(Protocol):
 
 
 class DeliveryRequest(BaseModel):
-    """What to deliver. ``idempotency_key`` is ``<schedule_id>:<channel_id>`` on every retry."""
+    """What to deliver: the channel's effective post (its variant applied: ``content``,
+    ``media_ids``, ``language``, ``options``). ``idempotency_key`` is
+    ``<schedule_id>:<channel_id>`` on every retry."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -90,6 +93,9 @@ class DeliveryRequest(BaseModel):
     #: The post's media in order, resolved from ``media_ids`` to ready uploads (empty: none;
     #: a webhook channel of a post made before uploads existed gets only ``media_ids``).
     media: tuple[PublishedMedia, ...] = ()
+    #: The channel's network options (Mastodon ``visibility``, ``spoiler_text``, ``sensitive``;
+    #: Bluesky ``langs``, ``tags``), from its variant; none set: the network's defaults.
+    options: NetworkOptions = NetworkOptions()
 
 
 class DeliveryResult(BaseModel):

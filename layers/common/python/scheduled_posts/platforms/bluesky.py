@@ -297,8 +297,11 @@ class BlueskyAdapter(NetworkAdapter):
         facets = detect_facets(request.content, mentions)
         if facets:
             record["facets"] = facets
-        if request.language:
-            record["langs"] = [request.language]
+        langs = request.options.langs or ([request.language] if request.language else [])
+        if langs:
+            record["langs"] = list(langs)
+        if request.options.tags:  # the variant's extra hashtags (lexicon ``tags``)
+            record["tags"] = list(request.options.tags)
         return record
 
     def _read_ours(

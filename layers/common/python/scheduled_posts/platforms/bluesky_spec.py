@@ -111,4 +111,5 @@ SPEC = PlatformSpec(
     account_key=account_did,
     publishes_media=True,
     media_rules=BLUESKY_MEDIA_RULES,
+    variant_options=frozenset({"langs", "tags"}),
 )

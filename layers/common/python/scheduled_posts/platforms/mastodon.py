@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits
+from scheduled_posts.models.variants import NetworkOptions
 from scheduled_posts.platforms.answers import safe_remote_id, safe_remote_url
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
@@ -68,6 +69,8 @@ RECENT_STATUSES_LIMIT = 40
 #: Longest ``acct`` kept: a 30-character username, ``@`` and a 253-character domain.
 MAX_ACCT_CHARS = 284
 NETWORK = "mastodon"
+#: The network options a status takes (``POST /api/v1/statuses`` parameters).
+STATUS_OPTIONS = ("visibility", "spoiler_text", "sensitive")
 
 
 class MastodonAccess(BaseModel):
@@ -164,15 +167,19 @@ class MastodonClient:
         idempotency_key: str,
         language: str | None,
         media_ids: Sequence[str] = (),
+        options: NetworkOptions | None = None,
     ) -> HttpAnswer:
         """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer);
         ``media_ids`` are the network's ids of the uploads, in order (sent as the JSON list
-        ``media_ids``; none: the body is as before)."""
+        ``media_ids``; none: the body is as before); ``options`` adds the ``visibility``,
+        ``spoiler_text`` and ``sensitive`` it sets (none: the account's defaults)."""
         body: dict[str, Any] = {"status": text}
         if language:
             body["language"] = language
         if media_ids:
             body["media_ids"] = list(media_ids)
+        given = options.given() if options is not None else {}
+        body.update({k: given[k] for k in STATUS_OPTIONS if k in given})
         return self.http.request(
             "POST",
             self._url(access.instance_url, "/api/v1/statuses"),

@@ -43,10 +43,25 @@ from scheduled_posts.platforms.mastodon_attach import (
     status_waits_for_media,
 )
 from scheduled_posts.platforms.mastodon_media import MastodonMediaClient
+from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
 AccessLoader = Callable[[Channel], MastodonAccess]
+
+
+def _too_long(
+    channel: Channel, request: DeliveryRequest, access: MastodonAccess
+) -> DeliveryResult | None:
+    """The ``failed`` result (reason ``too_long``, never truncated) when the status breaks the
+    instance's limit with its ``spoiler_text`` counted (``check_length`` with the request's
+    options: Mastodon's ``StatusLengthValidator``), else ``None``."""
+    broken = check_length(NETWORK, request.content, access.limits, request.options)
+    if not broken:
+        return None
+    return DeliveryResult(
+        outcome="failed", reason="too_long", error=broken[0].message(channel.name)
+    )
 
 
 class MastodonAdapter(NetworkAdapter):
@@ -101,7 +116,7 @@ class MastodonAdapter(NetworkAdapter):
         if stop is not None:
             return stop
         access = self.access(channel)
-        stop = self.too_long(channel, request, access.limits)
+        stop = _too_long(channel, request, access)
         if stop is not None:
             return stop
         try:
@@ -120,6 +135,7 @@ class MastodonAdapter(NetworkAdapter):
                 idempotency_key=request.idempotency_key,
                 language=request.language,
                 media_ids=media_ids or (),
+                options=request.options,
             )
             if status_waits_for_media(answer):
                 raise processing_wait("the status waits for its media", POLL_SECONDS)

@@ -23,10 +23,18 @@ from scheduled_posts.platforms.spec import (
     required,
     unavailable,
 )
-from scheduled_posts.platforms.text_length import mastodon_rule
+from scheduled_posts.platforms.text_length import (
+    MASTODON_DEFAULT_CHARACTERS_RESERVED_PER_URL,
+    MASTODON_DEFAULT_MAX_CHARACTERS,
+    LengthViolation,
+    grapheme_count,
+    mastodon_length,
+    mastodon_rule,
+)
 from scheduled_posts.settings import Settings
 
 if TYPE_CHECKING:
+    from scheduled_posts.models.variants import NetworkOptions
     from scheduled_posts.platforms.http import OutboundHttp
     from scheduled_posts.platforms.mastodon import MastodonAccess
 
@@ -90,6 +98,30 @@ def _access(channel: Channel, opened: dict[str, str]) -> MastodonAccess:
     )
 
 
+def _status_length_rule(
+    text: str, options: NetworkOptions, limits: ChannelLimits | None
+) -> list[LengthViolation]:
+    """:func:`mastodon_rule` with the ``spoiler_text`` counted: Mastodon's
+    ``StatusLengthValidator`` counts ``[spoiler_text, countable_text(text)].join`` in grapheme
+    clusters, the spoiler as it is (its URLs are not shortened)."""
+    spoiler = options.spoiler_text
+    if not spoiler:
+        return mastodon_rule(text, limits)
+    limits = limits or ChannelLimits()
+    reserved = limits.characters_reserved_per_url or MASTODON_DEFAULT_CHARACTERS_RESERVED_PER_URL
+    maximum = limits.max_characters or MASTODON_DEFAULT_MAX_CHARACTERS
+    length = grapheme_count(spoiler) + mastodon_length(text, reserved)
+    if length <= maximum:
+        return []
+    description = (
+        f"this Mastodon instance allows at most {maximum} characters, spoiler_text included"
+        f" (a URL in the text counts as {reserved}, @user@domain as @user)"
+    )
+    return [
+        LengthViolation(rule="characters", description=description, count=length, limit=maximum)
+    ]
+
+
 SPEC = PlatformSpec(
     name="mastodon",
     adapter=_adapter,
@@ -100,4 +132,6 @@ SPEC = PlatformSpec(
     length_rule=mastodon_rule,
     publishes_media=True,
     media_rules=MASTODON_MEDIA_RULES,
+    variant_options=frozenset({"visibility", "spoiler_text", "sensitive"}),
+    options_length_rule=_status_length_rule,
 )

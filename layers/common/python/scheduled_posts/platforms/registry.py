@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.platforms import bluesky_spec, mastodon_spec, webhook_spec
@@ -27,6 +27,9 @@ from scheduled_posts.platforms.media_rules import MediaRules
 from scheduled_posts.platforms.spec import PlatformSpec
 from scheduled_posts.platforms.text_length import LengthViolation
 from scheduled_posts.settings import Settings
+
+if TYPE_CHECKING:
+    from scheduled_posts.models.variants import NetworkOptions
 
 #: The built-in platforms, in the order the API documents them (the OpenAPI ``Platform`` enum).
 BUILTIN_SPECS: tuple[PlatformSpec, ...] = (
@@ -104,12 +107,20 @@ def get_adapter(platform: str, *, settings: Settings, **collaborators: Any) -> P
     return spec_of(platform).adapter(settings, **collaborators)
 
 
-def check_length(platform: str, text: str, limits: ChannelLimits | None) -> list[LengthViolation]:
+def check_length(
+    platform: str,
+    text: str,
+    limits: ChannelLimits | None,
+    options: NetworkOptions | None = None,
+) -> list[LengthViolation]:
     """The length rules ``text`` breaks on ``platform`` with ``limits`` (empty when it fits or
-    the platform has no rule, as webhooks; an unknown platform has none either)."""
+    the platform has no rule, as webhooks; an unknown platform has none either); with
+    ``options`` that set something, the spec's ``options_length_rule`` when it has one."""
     spec = _SPECS.get(platform)
     if spec is None or spec.length_rule is None:
         return []
+    if options is not None and options.given() and spec.options_length_rule is not None:
+        return spec.options_length_rule(text, options, limits)
     return spec.length_rule(text, limits)
 
 

@@ -19,6 +19,7 @@ from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.media_rules import MediaRules
 
 if TYPE_CHECKING:
+    from scheduled_posts.models.variants import NetworkOptions
     from scheduled_posts.platforms.base import PlatformAdapter
     from scheduled_posts.platforms.http import OutboundHttp
     from scheduled_posts.platforms.text_length import LengthViolation
@@ -50,6 +51,9 @@ CredentialCheck = Callable[["OutboundHttp", Mapping[str, Any], Channel | None], 
 AccessLoader = Callable[[Channel, dict[str, str]], Any]
 #: ``rule(text, limits) -> violations`` (empty when the text fits), counted as the network does.
 LengthRule = Callable[[str, ChannelLimits | None], "list[LengthViolation]"]
+#: ``rule(text, options, limits) -> violations``: the length rule when network options count
+#: toward it (Mastodon's ``spoiler_text``).
+OptionsLengthRule = Callable[[str, "NetworkOptions", ChannelLimits | None], "list[LengthViolation]"]
 #: ``key(url, account) -> identity``: two credentials of one channel are the same account when
 #: their keys are equal.
 AccountKey = Callable[[str, ChannelAccount | None], tuple[str | None, ...]]
@@ -107,6 +111,13 @@ class PlatformSpec:
         The media a post to this platform may carry (:class:`~scheduled_posts.platforms.
         media_rules.MediaRules`: counts, kinds, mixing, sizes, alt text; checked with
         ``media_rule_errors``); ``None``: the platform takes no media.
+    variant_options
+        The network options (``models/variants.py``, ``OPTION_FIELDS``) a variant for a
+        channel of this platform may set; any other is a 422 naming it (decision "A text per
+        channel: variants").
+    options_length_rule
+        The length rule when options are set (:data:`OptionsLengthRule`, Mastodon: the
+        ``spoiler_text`` counts); ``None``: ``length_rule`` alone.
     """
 
     name: str
@@ -121,6 +132,8 @@ class PlatformSpec:
     signed: bool = False
     publishes_media: bool = False
     media_rules: MediaRules | None = None
+    variant_options: frozenset[str] = frozenset()
+    options_length_rule: OptionsLengthRule | None = None
 
     @property
     def has_credentials(self) -> bool:
