@@ -79,5 +79,6 @@ export class Api {
   listChannels() { return this.request("GET", "/v1/channels").then((r) => r.items); }
   createChannel(body) { return this.request("POST", "/v1/channels", { body }); }
   rotateSecret(id) { return this.request("POST", `/v1/channels/${encodeURIComponent(id)}/rotate-secret`); }
+  updateChannel(id, body) { return this.request("PATCH", `/v1/channels/${encodeURIComponent(id)}`, { body }); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

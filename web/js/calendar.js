@@ -1,7 +1,7 @@
 // Week and month views, Previous/Today/Next, and polling of the visible posts.
 
 import * as auth from "./auth.js";
-import { renderChannels } from "./channels.js";
+import { loadChannels, renderChannels } from "./channels.js";
 import { loadDetail, openDetail } from "./detail.js";
 import {
   $,
@@ -31,7 +31,11 @@ export function setView(view) {
   $("move").hidden = !calendar;
   $("channels").hidden = calendar;
   if (calendar) refresh();
-  else renderChannels();
+  else {
+    // Shown at once from what is known, then again with each channel's current status.
+    renderChannels();
+    loadChannels().then(() => { if (state.view === "channels") renderChannels(); });
+  }
 }
 
 for (const b of document.querySelectorAll("[data-view]")) {
