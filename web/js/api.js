@@ -66,6 +66,7 @@ export class Api {
 
   getPost(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}`); }
   attempts(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}/attempts`); }
+  events(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}/events`); }
   createPost(body, key) {
     return this.request("POST", "/v1/scheduled-posts", { body, headers: { "Idempotency-Key": key } });
   }

@@ -6,7 +6,6 @@ import { loadDetail, openDetail } from "./detail.js";
 import {
   $,
   POLL_MS,
-  TERMINAL,
   badge,
   channelName,
   firstLine,
@@ -74,10 +73,18 @@ export function rangeTitle(days) {
   return `Week of ${fmt(a, { day: "numeric", month: "long" })} \u2013 ${fmt(b, { day: "numeric", month: "long", year: "numeric" })}`;
 }
 
+/** A one-off scheduled post can be dragged to another day (an occurrence moves with its series). */
+function movable(post) {
+  return post.status === "scheduled" && !post.series_id;
+}
+
 export function postItem(post) {
   const at = Date.parse(post.publish_at);
   const channels = post.channel_ids.map(channelName).join(", ");
-  return h("li", { class: `post post-${post.status}` },
+  const drag = movable(post)
+    ? { draggable: "true", ondragstart: (ev) => { ev.dataTransfer.setData("text/plain", post.schedule_id); ev.dataTransfer.effectAllowed = "move"; } }
+    : {};
+  return h("li", { class: `post post-${post.status}`, ...drag },
     h("button", {
       type: "button", class: "post-open", "data-schedule-id": post.schedule_id,
       onclick: () => openDetail(post.schedule_id),
@@ -91,9 +98,77 @@ export function postItem(post) {
 
 export let rendered = ""; // what the grid shows now: a re-render that changes nothing is skipped
 
+// ------------------------------------------------------------------ channel filter
+
+function renderFilter() {
+  const select = $("channel-filter");
+  const wanted = ["", ...state.channels.map((c) => c.channel_id)];
+  const have = [...select.options].map((o) => o.value);
+  if (JSON.stringify(wanted) === JSON.stringify(have)) return;
+  if (!wanted.includes(state.channelFilter)) state.channelFilter = "";
+  select.replaceChildren(h("option", { value: "" }, "All channels"),
+    ...state.channels.map((c) => h("option", { value: c.channel_id }, c.name)));
+  select.value = state.channelFilter;
+}
+
+$("channel-filter").addEventListener("change", () => {
+  state.channelFilter = $("channel-filter").value;
+  renderCalendar(visibleDays());
+});
+
+function shownPosts() {
+  const only = state.channelFilter;
+  return only ? state.posts.filter((p) => p.channel_ids.includes(only)) : state.posts;
+}
+
+// ------------------------------------------------------------------ drag to another day
+
+/**
+ * Move a post to `dayKey` ("YYYY-MM-DD") at the same wall time in the browser's zone. A wall
+ * time the clocks skip that day is refused with the first valid time named (never moved
+ * silently); a wall time that happens twice takes the earlier instant (the posting queue's and
+ * the recurring schedules' DST rule). The change goes through PATCH with If-Match.
+ */
+async function movePost(scheduleId, dayKey) {
+  const post = state.posts.find((p) => p.schedule_id === scheduleId);
+  if (!post || !movable(post)) return;
+  const wall = t.wallOf(Date.parse(post.publish_at), zone);
+  const [year, month, day] = dayKey.split("-").map(Number);
+  if (year === wall.year && month === wall.month && day === wall.day) return;
+  const target = { ...wall, year, month, day };
+  const found = t.wallToInstants(target, zone);
+  if (!found.length) {
+    const value = `${dayKey}T${t.pad(wall.hour)}:${t.pad(wall.minute)}`;
+    const gap = t.resolveLocal(value, zone);
+    say(`${t.pad(wall.hour)}:${t.pad(wall.minute)} does not exist on ${dayKey} in ${zone} (the clocks skip it); the first valid time is ${t.describe(gap.after, zone)}. Open the post and choose a time.`);
+    return;
+  }
+  try {
+    await state.api.updatePost(post.schedule_id, post.version, { publish_at: t.toUtc(found[0]) });
+    say(`Moved "${firstLine(post.content)}" to ${t.describe(found[0], zone)}.`);
+  } catch (err) {
+    say(err.status === 412
+      ? "The post changed elsewhere meanwhile: the calendar shows it as it is now."
+      : `Could not move the post: ${problemText(err)}`);
+  }
+  await refresh({ quiet: true });
+}
+
+function dropTarget(key) {
+  return {
+    ondragover: (ev) => { ev.preventDefault(); ev.dataTransfer.dropEffect = "move"; },
+    ondrop: (ev) => {
+      ev.preventDefault();
+      const id = ev.dataTransfer.getData("text/plain");
+      if (id) movePost(id, key);
+    },
+  };
+}
+
 export function renderCalendar(days) {
+  renderFilter();
   const signature = JSON.stringify([state.view, days[0], days.length, state.channels.map((c) => c.name),
-    state.posts.map((p) => [p.schedule_id, p.version, p.status, p.publish_at])]);
+    state.channelFilter, shownPosts().map((p) => [p.schedule_id, p.version, p.status, p.publish_at])]);
   if (signature === rendered && $("calendar").childElementCount) return;
   rendered = signature;
   // Polling re-renders the grid: keep keyboard focus on the same post.
@@ -101,7 +176,7 @@ export function renderCalendar(days) {
     ? document.activeElement.dataset.scheduleId : undefined;
   $("range-title").textContent = rangeTitle(days);
   const byDay = new Map();
-  for (const post of state.posts) {
+  for (const post of shownPosts()) {
     const key = t.dateKey(Date.parse(post.publish_at), zone);
     if (!byDay.has(key)) byDay.set(key, []);
     byDay.get(key).push(post);
@@ -116,6 +191,7 @@ export function renderCalendar(days) {
     return h("li", {
       class: `day${key === todayKey ? " today" : ""}${outside ? " outside" : ""}`,
       "data-date": key,
+      ...dropTarget(key),
       "aria-label": `${fmtDay(d, { weekday: "long", day: "numeric", month: "long" })}${key === todayKey ? " (today)" : ""}, ${posts.length} post${posts.length === 1 ? "" : "s"}`,
     },
     h("h3", { class: "day-title" }, fmtDay(d, state.view === "month" ? { day: "numeric" } : { weekday: "short", day: "numeric", month: "short" })),
@@ -138,7 +214,7 @@ export function startPolling() {
   state.pollTimer = window.setInterval(async () => {
     if (document.hidden || !auth.session()) return;
     if (state.view !== "channels") await refresh({ quiet: true });
-    if (state.detail && $("detail").open && !TERMINAL.has(state.detail.status)) {
+    if (state.detail && $("detail").open && !state.detailSettled) {
       await loadDetail(state.detail.schedule_id, { keepFocus: true });
     }
   }, POLL_MS);

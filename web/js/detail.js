@@ -1,9 +1,10 @@
-// Post detail: deliveries with remote_url links, lag, attempts; Edit, Cancel post, Retry.
+// Post detail: deliveries with remote_url links, lag, attempts, the event history; Edit, Cancel post, Retry.
 
 import { refresh } from "./calendar.js";
 import { openCompose } from "./compose.js";
 import {
   $,
+  TERMINAL,
   badge,
   channelName,
   confirmAction,
@@ -42,17 +43,35 @@ function outcomeFact(post) {
   return [h("dt", {}, "Published"), h("dd", {}, not[post.status] || "not yet")];
 }
 
+// One outcome event (docs/events.md) as a line: its local time, what happened, the channel.
+function historyItem({ event }) {
+  const what = String(event.type || "").replace(/[._]/g, " ");
+  const outcome = event.channel || {};
+  const channel = outcome.channel_id ? ` \u2014 ${channelName(outcome.channel_id)}` : "";
+  const why = outcome.last_error || "";
+  return h("li", {},
+    h("time", { datetime: event.occurred_at }, t.describe(Date.parse(event.occurred_at), zone)), " ",
+    h("span", { class: "history-type" }, what), channel, why ? `: ${why}` : "");
+}
+
 export async function loadDetail(id, { keepFocus = false } = {}) {
   let post;
   let attempts = [];
+  let events = [];
   try {
     post = await state.api.getPost(id);
-    attempts = (await state.api.attempts(id)).items;
+    [attempts, events] = await Promise.all([
+      state.api.attempts(id).then((r) => r.items),
+      state.api.events(id).then((r) => r.items),
+    ]);
   } catch (err) {
     if (!keepFocus) $("detail-error").textContent = problemText(err);
     return;
   }
   state.detail = post;
+  // Events reach the history shortly after the post changes (the outbox relay): an open detail
+  // keeps polling until the post is final and its final event is in the history.
+  state.detailSettled = TERMINAL.has(post.status) && events.some((e) => e.event.type === `post.${post.status}`);
   const at = Date.parse(post.publish_at);
   const rows = post.deliveries.map((d) => h("tr", {},
     h("th", { scope: "row" }, channelName(d.channel_id)),
@@ -85,6 +104,8 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
         h("thead", {}, h("tr", {}, ["#", "Channel", "Started", "Outcome", "HTTP", "Error"].map((c) => h("th", { scope: "col" }, c)))),
         h("tbody", {}, attemptRows))
       : h("p", {}, "No attempts yet."),
+    h("h3", {}, "History"),
+    events.length ? h("ol", { class: "history" }, events.map(historyItem)) : h("p", {}, "No events yet."),
   ].filter(Boolean));
   const scheduled = post.status === "scheduled";
   $("detail-edit").hidden = !scheduled;

@@ -30,8 +30,10 @@ export const state = {
   channels: [],
   editing: null, // the post being edited (its version is sent as If-Match)
   detail: null,
+  detailSettled: false, // the open detail is final and its history complete: polling stops
   pollTimer: null,
   dstChoice: null,
+  channelFilter: "", // a channel_id: show only its posts ("": all)
 };
 
 export const $ = (id) => document.getElementById(id);
