@@ -113,3 +113,47 @@ def test_bluesky_fields_are_asked_for_with_the_app_password_hint(
     expect(page.locator("#channel-error")).not_to_be_empty()
     assert stack.client(user).request("GET", "/v1/channels").body["items"] == []
     _assert_accessible(page, "channels view, Bluesky chosen")
+
+
+def test_posting_slots_then_a_post_takes_the_next_free_slot(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a creator with a webhook channel, on the channels view
+    user = _user()
+    stack.client(user).request(
+        "POST",
+        "/v1/channels",
+        {"platform": "webhook", "name": "Queue", "url": "http://127.0.0.1:9/q"},
+    )
+    page = open_page("America/New_York", expected_statuses=(404, 422))
+    _sign_in(page, user)
+    page.get_by_role("button", name="Channels").click()
+    # When they give it Tuesday and Thursday 09:00 slots in Berlin
+    page.get_by_role("button", name="Posting slots of Queue").click()
+    dialog = page.get_by_role("dialog", name="Posting slots of Queue")
+    dialog.get_by_label("Time zone").select_option("Europe/Berlin")
+    dialog.get_by_label("Tuesday").check()
+    dialog.get_by_label("Thursday").check()
+    dialog.get_by_label("Times").fill("09:00")
+    dialog.get_by_role("button", name="Save slots").click()
+    # Then the next slots are listed free, each a Tuesday or Thursday at 09:00 Berlin time
+    slots = dialog.locator("#slots-next li")
+    expect(slots).to_have_count(6)
+    expect(slots.first).to_contain_text("free")
+    texts = slots.all_inner_texts()
+    assert all(re.match(r"(Tue|Thu), .*, 09:00 \(UTC\+0[12]:00\)", s) for s in texts), texts
+    _assert_accessible(page, "posting slots dialog")
+    dialog.get_by_role("button", name="Close").click()
+    queue = stack.client(user).request("GET", "/v1/channels").body["items"][0]
+    first = stack.client(user).request("GET", f"/v1/channels/{queue['channel_id']}/queue?count=1")
+    # When they write a post for the next free queue slot
+    page.get_by_role("button", name="New post").click()
+    page.get_by_label("Content").fill("Queued from the page")
+    page.get_by_label("Next free queue slot").check()
+    expect(page.get_by_label("Publish at")).to_be_disabled()
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.locator("#compose")).to_be_hidden()
+    # Then the post holds that slot
+    posts = stack.client(user).request("GET", "/v1/scheduled-posts").body["items"]
+    assert [p["publish_at"] for p in posts] == [first.body["slots"][0]["at"]]
+    assert posts[0]["queue_slot"] is not None

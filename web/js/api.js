@@ -81,5 +81,9 @@ export class Api {
   createChannel(body) { return this.request("POST", "/v1/channels", { body }); }
   rotateSecret(id) { return this.request("POST", `/v1/channels/${encodeURIComponent(id)}/rotate-secret`); }
   updateChannel(id, body) { return this.request("PATCH", `/v1/channels/${encodeURIComponent(id)}`, { body }); }
+  postingSchedule(id) { return this.request("GET", `/v1/channels/${encodeURIComponent(id)}/posting-schedule`); }
+  putPostingSchedule(id, body) { return this.request("PUT", `/v1/channels/${encodeURIComponent(id)}/posting-schedule`, { body }); }
+  deletePostingSchedule(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}/posting-schedule`); }
+  queue(id, count) { return this.request("GET", `/v1/channels/${encodeURIComponent(id)}/queue?count=${count}`); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

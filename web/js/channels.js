@@ -4,6 +4,7 @@
 // secret, delete.
 
 import { $, clearErrors, confirmAction, h, problemText, say, state } from "./shared.js";
+import { openSlots } from "./slots.js";
 
 // ------------------------------------------------------------------ channels
 
@@ -71,6 +72,7 @@ export function renderChannels() {
     h("td", { "data-label": "Actions" },
       c.platform === "webhook" ? h("button", { type: "button", onclick: () => rotate(c) }, `Rotate secret of ${c.name}`) : null,
       c.platform !== "webhook" ? h("button", { type: "button", onclick: () => openReconnect(c) }, `Reconnect ${c.name}`) : null, " ",
+      h("button", { type: "button", onclick: () => openSlots(c) }, `Posting slots of ${c.name}`), " ",
       h("button", { type: "button", class: "danger", onclick: () => removeChannel(c) }, `Delete ${c.name}`))));
   $("channel-rows").replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { colspan: "6" }, "No channels yet."))]));
 }

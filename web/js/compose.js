@@ -59,8 +59,30 @@ export function updatePublishHint() {
 $("publish-at").addEventListener("input", updatePublishHint);
 $("publish-at").addEventListener("change", updatePublishHint);
 
+function chosenWhen() {
+  return document.querySelector('#when-choice input[name="when"]:checked').value;
+}
+
+// "Now" and "Next free queue slot" are the API's own words for publish_at ("now",
+// "next_free_slot"): the service picks the instant, so the time field is not used.
+function updateWhen() {
+  const at = chosenWhen() === "at";
+  $("publish-at").disabled = !at;
+  if (at) updatePublishHint();
+  else {
+    $("publish-error").textContent = "";
+    $("dst-choice").hidden = true;
+    $("publish-hint").textContent = chosenWhen() === "now"
+      ? "Published as soon as you press Schedule."
+      : "The earliest slot free in every chosen channel's posting slots (set under Channels).";
+  }
+}
+for (const radio of document.querySelectorAll('#when-choice input[name="when"]')) radio.addEventListener("change", updateWhen);
+
 export function openCompose(post = null) {
   state.editing = post;
+  document.querySelector('#when-choice input[value="at"]').checked = true;
+  $("when-choice").hidden = Boolean(post);
   $("compose-title").textContent = post ? "Edit post" : "New post";
   $("schedule").textContent = post ? "Save changes" : "Schedule";
   clearErrors("compose-error", "content-error", "publish-error", "channels-error");
@@ -69,7 +91,7 @@ export function openCompose(post = null) {
   $("publish-at").value = t.toLocalInput(post ? at : Math.ceil(at / 300_000) * 300_000, zone);
   renderChannelOptions(post ? post.channel_ids : state.channels.slice(0, 1).map((c) => c.channel_id));
   updateCounts();
-  updatePublishHint();
+  updateWhen();
   if (!$("compose").open) $("compose").showModal();
   $("content").focus();
 }
@@ -113,9 +135,11 @@ $("compose-form").addEventListener("submit", async (ev) => {
   let ok = true;
   if (!content.trim()) { $("content-error").textContent = "Write something to post."; ok = false; }
   if (!channel_ids.length) { $("channels-error").textContent = "Choose at least one channel."; ok = false; }
-  const instant = publishInstant();
+  const when = state.editing ? "at" : chosenWhen();
+  const instant = when === "at" ? publishInstant() : 0;
   if (instant === null || !ok) return;
-  const body = { content, publish_at: t.toUtc(instant), channel_ids };
+  const words = { now: "now", queue: "next_free_slot" };
+  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids };
   $("schedule").disabled = true;
   try {
     if (state.editing) {
@@ -124,7 +148,8 @@ $("compose-form").addEventListener("submit", async (ev) => {
     } else {
       const key = crypto.randomUUID();
       const created = await state.api.createPost(body, key);
-      say(`Scheduled for ${t.describe(Date.parse(created.publish_at), zone)}.`);
+      const where = created.queue_slot ? " (the next free queue slot)" : "";
+      say(`Scheduled for ${t.describe(Date.parse(created.publish_at), zone)}${where}.`);
       const day = t.wallOf(Date.parse(created.publish_at), zone);
       state.anchor = { year: day.year, month: day.month, day: day.day };
     }
