@@ -157,3 +157,52 @@ def test_posting_slots_then_a_post_takes_the_next_free_slot(
     posts = stack.client(user).request("GET", "/v1/scheduled-posts").body["items"]
     assert [p["publish_at"] for p in posts] == [first.body["slots"][0]["at"]]
     assert posts[0]["queue_slot"] is not None
+
+
+def test_compose_own_text_for_a_channel_and_a_language(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    standin = MastodonStandIn()
+    account = standin.add_account("carol")
+    with standin.serving() as instance:
+        # Given a creator with a webhook and a Mastodon channel (500 characters)
+        user = _user()
+        client = stack.client(user)
+        hook = {"platform": "webhook", "name": "Hook", "url": "http://127.0.0.1:9/h"}
+        client.request("POST", "/v1/channels", hook)
+        toots = {
+            "platform": "mastodon",
+            "name": "Toots",
+            "instance_url": instance,
+            "access_token": account.token,
+        }
+        mastodon_id = client.request("POST", "/v1/channels", toots).body["channel_id"]
+        page = open_page("Europe/Lisbon")
+        _sign_in(page, user)
+        # When they write 600 characters for both, Then Mastodon's count is over its limit
+        page.get_by_role("button", name="New post").click()
+        long_text = "word " * 120
+        page.get_by_label("Content").fill(long_text)
+        page.get_by_role("checkbox", name="Toots").check()
+        counts = page.locator("#content-counts")
+        expect(counts.locator("li.over").filter(has_text="Toots")).to_have_count(1)
+        # When they give Mastodon its own short text and a language, Then it fits and saves
+        page.get_by_text("Own text for Toots").click()
+        page.get_by_label("Own text for Toots").fill("The short version")
+        expect(counts.locator("li.over").filter(has_text="Toots")).to_have_count(0)
+        page.get_by_label("Language").fill("en")
+        page.get_by_role("button", name="Schedule").click()
+        expect(page.locator("#compose")).to_be_hidden()
+        post = client.request("GET", "/v1/scheduled-posts").body["items"][0]
+        assert post["content"] == long_text
+        assert post["language"] == "en"
+        assert post["variants"][mastodon_id]["content"] == "The short version"
+        effective = {d["channel_id"]: d for d in post["deliveries"]}
+        assert effective[mastodon_id]["content"] == "The short version"
+        # When they open it for editing, Then the own text is there, open
+        _slot(page, datetime.fromisoformat(post["publish_at"]), "Europe/Lisbon").locator(
+            ".post"
+        ).first.get_by_role("button").click()
+        page.locator("#detail").get_by_role("button", name="Edit").click()
+        expect(page.get_by_label("Own text for Toots")).to_have_value("The short version")
+        expect(page.get_by_label("Language")).to_have_value("en")

@@ -10,7 +10,51 @@ export function renderChannelOptions(selected) {
     h("input", { type: "checkbox", id: `ch-${c.channel_id}`, value: c.channel_id, checked: selected.includes(c.channel_id) }),
     h("label", { for: `ch-${c.channel_id}` }, c.name)));
   $("channel-options").replaceChildren(...(options.length ? options : [h("p", {}, "You have no channels yet: add one under Channels first.")]));
-  for (const box of $("channel-options").querySelectorAll("input")) box.addEventListener("change", updateCounts);
+  for (const box of $("channel-options").querySelectorAll("input")) {
+    box.addEventListener("change", () => { renderVariantFields(); updateCounts(); });
+  }
+  renderVariantFields();
+}
+
+// ------------------------------------------------------------------ a text per channel
+
+/** The variants being edited: {channel_id: variant} (the post's own, kept whole). */
+let variants = {};
+
+/** One "Own text for <channel>" field per chosen channel, open when it has a text. */
+export function renderVariantFields() {
+  const typed = currentVariantTexts();
+  const fields = selectedChannels().map((id) => {
+    const channel = state.channels.find((c) => c.channel_id === id) || { name: id };
+    const text = typed[id] ?? (variants[id] && variants[id].content) ?? "";
+    const area = h("textarea", { id: `variant-${id}`, rows: "3", "data-channel-id": id, "aria-label": `Own text for ${channel.name}` });
+    area.value = text;
+    area.addEventListener("input", updateCounts);
+    return h("details", { class: "variant", open: Boolean(text) },
+      h("summary", {}, `Own text for ${channel.name}`),
+      h("p", { class: "hint" }, "Leave empty to publish the main text on this channel."), area);
+  });
+  $("variant-fields").replaceChildren(...fields);
+}
+
+function currentVariantTexts() {
+  const texts = {};
+  for (const area of $("variant-fields").querySelectorAll("textarea")) texts[area.dataset.channelId] = area.value;
+  return texts;
+}
+
+/** The body's `variants`: the post's variants for chosen channels, with the typed texts. */
+function variantsBody(channelIds) {
+  const texts = currentVariantTexts();
+  const body = {};
+  for (const id of channelIds) {
+    // The API shows a variant's unset fields as null: send back only those it sets.
+    const kept = Object.fromEntries(Object.entries(variants[id] || {}).filter(([, v]) => v !== null));
+    if (texts[id] && texts[id].trim()) kept.content = texts[id];
+    else delete kept.content;
+    if (Object.keys(kept).length) body[id] = kept;
+  }
+  return body;
 }
 
 export function selectedChannels() {
@@ -22,9 +66,11 @@ export function updateCounts() {
   const items = [];
   const total = codePoints(text);
   items.push(h("li", { class: total > MAX_CODE_POINTS ? "over" : "" }, `All channels: ${total} / ${MAX_CODE_POINTS} characters`));
+  const own = currentVariantTexts();
   for (const id of selectedChannels()) {
     const channel = state.channels.find((c) => c.channel_id === id) || {};
-    for (const count of channelCounts(text, channel)) {
+    const effective = own[id] && own[id].trim() ? own[id] : text;
+    for (const count of channelCounts(effective, channel)) {
       const d = describeCount(count);
       items.push(h("li", { class: d.over ? "over" : "" }, `${channel.name}: ${d.text}`));
     }
@@ -85,8 +131,11 @@ export function openCompose(post = null) {
   $("when-choice").hidden = Boolean(post);
   $("compose-title").textContent = post ? "Edit post" : "New post";
   $("schedule").textContent = post ? "Save changes" : "Schedule";
-  clearErrors("compose-error", "content-error", "publish-error", "channels-error");
+  clearErrors("compose-error", "content-error", "publish-error", "channels-error", "variants-error", "language-error");
   $("content").value = post ? post.content : "";
+  $("language").value = post && post.language ? post.language : "";
+  variants = post ? { ...post.variants } : {};
+  $("variant-fields").replaceChildren();
   const at = post ? Date.parse(post.publish_at) : Date.now() + 60 * 60_000;
   $("publish-at").value = t.toLocalInput(post ? at : Math.ceil(at / 300_000) * 300_000, zone);
   renderChannelOptions(post ? post.channel_ids : state.channels.slice(0, 1).map((c) => c.channel_id));
@@ -114,7 +163,7 @@ export function publishInstant() {
 }
 
 export function showFieldErrors(err) {
-  const map = { content: "content-error", publish_at: "publish-error", channel_ids: "channels-error" };
+  const map = { content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
   let placed = false;
   for (const [field, msg] of Object.entries(err.fields)) {
     const target = map[field];
@@ -129,7 +178,7 @@ export function showFieldErrors(err) {
 
 $("compose-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  clearErrors("compose-error", "content-error", "channels-error");
+  clearErrors("compose-error", "content-error", "channels-error", "variants-error", "language-error");
   const content = $("content").value;
   const channel_ids = selectedChannels();
   let ok = true;
@@ -139,7 +188,9 @@ $("compose-form").addEventListener("submit", async (ev) => {
   const instant = when === "at" ? publishInstant() : 0;
   if (instant === null || !ok) return;
   const words = { now: "now", queue: "next_free_slot" };
-  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids };
+  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids, variants: variantsBody(channel_ids) };
+  const language = $("language").value.trim();
+  if (language) body.language = language;
   $("schedule").disabled = true;
   try {
     if (state.editing) {
