@@ -85,5 +85,15 @@ export class Api {
   putPostingSchedule(id, body) { return this.request("PUT", `/v1/channels/${encodeURIComponent(id)}/posting-schedule`, { body }); }
   deletePostingSchedule(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}/posting-schedule`); }
   queue(id, count) { return this.request("GET", `/v1/channels/${encodeURIComponent(id)}/queue?count=${count}`); }
+  listSeries() { return this.request("GET", "/v1/recurring-schedules?limit=100").then((r) => r.items); }
+  previewSeries(body) { return this.request("POST", "/v1/recurring-schedules/preview", { body }); }
+  createSeries(body, key) { return this.request("POST", "/v1/recurring-schedules", { body, headers: { "Idempotency-Key": key } }); }
+  seriesAction(id, version, action) {
+    return this.request("POST", `/v1/recurring-schedules/${encodeURIComponent(id)}/${action}`, { headers: { "If-Match": `"${version}"` } });
+  }
+  deleteSeries(id, version) {
+    return this.request("DELETE", `/v1/recurring-schedules/${encodeURIComponent(id)}`, { headers: { "If-Match": `"${version}"` } });
+  }
+  occurrences(id, limit) { return this.request("GET", `/v1/recurring-schedules/${encodeURIComponent(id)}/occurrences?limit=${limit}`).then((r) => r.items); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

@@ -2,6 +2,7 @@
 
 import * as auth from "./auth.js";
 import { loadChannels, renderChannels } from "./channels.js";
+import { loadSeries, renderSeries } from "./recurring.js";
 import { loadDetail, openDetail } from "./detail.js";
 import {
   $,
@@ -24,16 +25,20 @@ export function setView(view) {
   for (const b of document.querySelectorAll("[data-view]")) {
     b.setAttribute("aria-pressed", String(b.dataset.view === view));
   }
-  const calendar = view !== "channels";
+  const calendar = view === "week" || view === "month";
   $("calendar").hidden = !calendar;
   $("range-title").hidden = !calendar;
   $("move").hidden = !calendar;
-  $("channels").hidden = calendar;
+  $("channels").hidden = view !== "channels";
+  $("recurring").hidden = view !== "recurring";
   if (calendar) refresh();
-  else {
+  else if (view === "channels") {
     // Shown at once from what is known, then again with each channel's current status.
     renderChannels();
     loadChannels().then(() => { if (state.view === "channels") renderChannels(); });
+  } else {
+    renderSeries();
+    loadSeries().then(() => { if (state.view === "recurring") renderSeries(); });
   }
 }
 
@@ -49,12 +54,15 @@ export function visibleDays() {
 }
 
 export async function refresh({ quiet = false } = {}) {
-  if (state.view === "channels") return;
+  if (state.view !== "week" && state.view !== "month") return;
   const days = visibleDays();
   const from = t.startOfDay(days[0], zone);
   const to = t.startOfDay(t.addDays(days[days.length - 1], 1), zone);
   try {
-    state.posts = await state.api.listPosts(t.toUtc(from), t.toUtc(to));
+    [state.posts, state.planned] = await Promise.all([
+      state.api.listPosts(t.toUtc(from), t.toUtc(to)),
+      plannedOccurrences(from, to),
+    ]);
     if (!quiet) say("");
   } catch (err) {
     if (err.status === 401) return; // main.js asks to sign in again
@@ -62,6 +70,50 @@ export async function refresh({ quiet = false } = {}) {
     return;
   }
   renderCalendar(days);
+}
+
+// ------------------------------------------------------------------ planned occurrences
+
+// A series' occurrences exist as posts only within the materialization horizon; the ones after
+// it are drawn from GET .../occurrences (schedule_id null) as "Planned", so a Mon/Wed/Fri series
+// shows every day of the week. Read again at most once a minute per series version.
+const OCCURRENCES_TTL_MS = 60_000;
+const OCCURRENCES_LIMIT = 40;
+const occurrenceCache = new Map(); // series_id -> {version, at, items}
+let seriesReadAt = 0;
+
+async function plannedOccurrences(from, to) {
+  if (Date.now() - seriesReadAt > OCCURRENCES_TTL_MS) {
+    seriesReadAt = Date.now();
+    try { state.series = await state.api.listSeries(); } catch { /* shown in the Recurring view */ }
+  }
+  const planned = [];
+  for (const series of state.series || []) {
+    if (series.status !== "active") continue;
+    let cached = occurrenceCache.get(series.series_id);
+    if (!cached || cached.version !== series.version || Date.now() - cached.at > OCCURRENCES_TTL_MS) {
+      try {
+        cached = { version: series.version, at: Date.now(), items: await state.api.occurrences(series.series_id, OCCURRENCES_LIMIT) };
+      } catch { continue; }
+      occurrenceCache.set(series.series_id, cached);
+    }
+    for (const o of cached.items) {
+      const at = Date.parse(o.occurrence_at);
+      if (!o.schedule_id && at >= from && at < to) planned.push({ series, occurrence_at: o.occurrence_at });
+    }
+  }
+  return planned;
+}
+
+function plannedItem({ series, occurrence_at }) {
+  const at = Date.parse(occurrence_at);
+  return h("li", { class: "post post-planned" },
+    h("span", { class: "post-open" },
+      h("time", { datetime: occurrence_at }, t.timeOfDay(at, zone)), " ",
+      h("span", { class: "badge badge-scheduled" }, h("span", { "aria-hidden": "true" }, "\u25F7"), h("span", { class: "badge-word" }, " Planned")),
+      h("span", { class: "recurring", title: "Part of a recurring schedule" }, h("span", { "aria-hidden": "true" }, "\u27F3"), h("span", { class: "recurring-word" }, " Recurring")),
+      h("span", { class: "post-text" }, firstLine(series.content)),
+      h("span", { class: "post-channels" }, `To: ${series.channel_ids.map(channelName).join(", ")}`)));
 }
 
 export function rangeTitle(days) {
@@ -116,6 +168,12 @@ $("channel-filter").addEventListener("change", () => {
   renderCalendar(visibleDays());
 });
 
+function shownPlanned() {
+  const only = state.channelFilter;
+  const planned = state.planned || [];
+  return only ? planned.filter((p) => p.series.channel_ids.includes(only)) : planned;
+}
+
 function shownPosts() {
   const only = state.channelFilter;
   return only ? state.posts.filter((p) => p.channel_ids.includes(only)) : state.posts;
@@ -168,7 +226,8 @@ function dropTarget(key) {
 export function renderCalendar(days) {
   renderFilter();
   const signature = JSON.stringify([state.view, days[0], days.length, state.channels.map((c) => c.name),
-    state.channelFilter, shownPosts().map((p) => [p.schedule_id, p.version, p.status, p.publish_at])]);
+    state.channelFilter, shownPosts().map((p) => [p.schedule_id, p.version, p.status, p.publish_at]),
+    shownPlanned().map((p) => [p.series.series_id, p.occurrence_at])]);
   if (signature === rendered && $("calendar").childElementCount) return;
   rendered = signature;
   // Polling re-renders the grid: keep keyboard focus on the same post.
@@ -180,6 +239,12 @@ export function renderCalendar(days) {
     const key = t.dateKey(Date.parse(post.publish_at), zone);
     if (!byDay.has(key)) byDay.set(key, []);
     byDay.get(key).push(post);
+  }
+  const plannedByDay = new Map();
+  for (const item of shownPlanned()) {
+    const key = t.dateKey(Date.parse(item.occurrence_at), zone);
+    if (!plannedByDay.has(key)) plannedByDay.set(key, []);
+    plannedByDay.get(key).push(item);
   }
   const todayKey = t.dayKey(t.today(zone));
   const fmtDay = (d, opts) => new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", ...opts })
@@ -195,7 +260,9 @@ export function renderCalendar(days) {
       "aria-label": `${fmtDay(d, { weekday: "long", day: "numeric", month: "long" })}${key === todayKey ? " (today)" : ""}, ${posts.length} post${posts.length === 1 ? "" : "s"}`,
     },
     h("h3", { class: "day-title" }, fmtDay(d, state.view === "month" ? { day: "numeric" } : { weekday: "short", day: "numeric", month: "short" })),
-    posts.length ? h("ul", { class: "posts" }, posts.map(postItem)) : null);
+    posts.length || plannedByDay.has(key)
+      ? h("ul", { class: "posts" }, posts.map(postItem), (plannedByDay.get(key) || []).map(plannedItem))
+      : null);
   });
   const head = state.view === "month"
     ? h("ol", { class: "weekdays", "aria-hidden": "true" }, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((n) => h("li", {}, n)))
@@ -213,7 +280,7 @@ export function startPolling() {
   stopPolling();
   state.pollTimer = window.setInterval(async () => {
     if (document.hidden || !auth.session()) return;
-    if (state.view !== "channels") await refresh({ quiet: true });
+    await refresh({ quiet: true });
     if (state.detail && $("detail").open && !state.detailSettled) {
       await loadDetail(state.detail.schedule_id, { keepFocus: true });
     }

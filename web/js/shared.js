@@ -28,6 +28,8 @@ export const state = {
   anchor: t.today(zone),
   posts: [],
   channels: [],
+  series: [],
+  planned: [], // occurrences of active series past the materialization horizon, in view
   editing: null, // the post being edited (its version is sent as If-Match)
   detail: null,
   detailSettled: false, // the open detail is final and its history complete: polling stops
