@@ -580,6 +580,14 @@ def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
         "(el) => el.getBoundingClientRect().right <= document.documentElement.clientWidth"
     )
     _assert_accessible(page, "channels view at 390 px")
+    # And the Recurring and Account views fit too
+    for view in ("Recurring", "Account"):
+        page.get_by_role("button", name=view, exact=True).click()
+        expect(page.locator("h2", has_text=view).first).to_be_visible()
+        assert _spills(page) == [], view
+        assert page.evaluate(
+            "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        ), view
 
 
 def test_cancelled_post_detail_says_when_it_was_cancelled(

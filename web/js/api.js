@@ -26,7 +26,7 @@ export class Api {
     this.onUnauthorized = onUnauthorized;
   }
 
-  async request(method, path, { body, headers = {}, expectEtag = false } = {}) {
+  async request(method, path, { body, headers = {}, expectEtag = false, asText = false } = {}) {
     const token = await this.tokens();
     const init = { method, headers: { Accept: "application/json", ...headers } };
     if (token) init.headers.Authorization = `Bearer ${token}`;
@@ -48,6 +48,7 @@ export class Api {
     if (response.status === 401 && this.onUnauthorized) this.onUnauthorized();
     if (!response.ok) throw new ApiError(response.status, data, response.statusText);
     if (expectEtag) return { data, etag: response.headers.get("ETag") };
+    if (asText) return text;
     return data;
   }
 
@@ -95,5 +96,16 @@ export class Api {
     return this.request("DELETE", `/v1/recurring-schedules/${encodeURIComponent(id)}`, { headers: { "If-Match": `"${version}"` } });
   }
   occurrences(id, limit) { return this.request("GET", `/v1/recurring-schedules/${encodeURIComponent(id)}/occurrences?limit=${limit}`).then((r) => r.items); }
+  listEndpoints() { return this.request("GET", "/v1/notification-endpoints").then((r) => r.items); }
+  createEndpoint(body) { return this.request("POST", "/v1/notification-endpoints", { body }); }
+  rotateEndpoint(id) { return this.request("POST", `/v1/notification-endpoints/${encodeURIComponent(id)}/rotate-secret`); }
+  deleteEndpoint(id) { return this.request("DELETE", `/v1/notification-endpoints/${encodeURIComponent(id)}`); }
+  eventTypes() { return this.request("GET", "/openapi.json").then((doc) => doc.components.schemas.EventType.enum); }
+  exportCsv() { return this.request("GET", "/v1/scheduled-posts/export.csv", { asText: true, headers: { Accept: "text/csv" } }); }
+  exportAccount() { return this.request("GET", "/v1/me/export"); }
+  createFeed() { return this.request("POST", "/v1/me/calendar-feed"); }
+  revokeFeed() { return this.request("DELETE", "/v1/me/calendar-feed"); }
+  eraseAccount() { return this.request("DELETE", "/v1/me"); }
+  erasureStatus() { return this.request("GET", "/v1/me/erasure"); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

@@ -3,6 +3,7 @@
 import * as auth from "./auth.js";
 import { loadChannels, renderChannels } from "./channels.js";
 import { loadSeries, renderSeries } from "./recurring.js";
+import { loadAccount, renderAccount } from "./account.js";
 import { loadDetail, openDetail } from "./detail.js";
 import {
   $,
@@ -31,14 +32,18 @@ export function setView(view) {
   $("move").hidden = !calendar;
   $("channels").hidden = view !== "channels";
   $("recurring").hidden = view !== "recurring";
+  $("account-view").hidden = view !== "account-view";
   if (calendar) refresh();
   else if (view === "channels") {
     // Shown at once from what is known, then again with each channel's current status.
     renderChannels();
     loadChannels().then(() => { if (state.view === "channels") renderChannels(); });
-  } else {
+  } else if (view === "recurring") {
     renderSeries();
     loadSeries().then(() => { if (state.view === "recurring") renderSeries(); });
+  } else {
+    renderAccount();
+    loadAccount().then(() => { if (state.view === "account-view") renderAccount(); });
   }
 }
 
