@@ -35,11 +35,16 @@ from infra.security_headers import HSTS_MAX_AGE_SECONDS, content_security_policy
 
 
 def deployed_connect_sources(jwt_issuer: str | None) -> tuple[str, ...]:
-    """``connect-src`` hosts of the deployed page: the region's HTTP APIs and Cognito (discovery
-    at ``cognito-idp``, the token endpoint on the hosted UI's domain), or an external issuer's
-    origin."""
+    """``connect-src`` hosts of the deployed page: the region's HTTP APIs, S3's virtual-hosted
+    bucket hosts (media uploads go to the pre-signed POST form's URL,
+    ``https://<bucket>.s3.amazonaws.com/``) and Cognito (discovery at ``cognito-idp``, the token
+    endpoint on the hosted UI's domain), or an external issuer's origin.
+
+    S3 is a wildcard, not the media bucket's own host: the bucket's CORS names the
+    distribution's origin and the distribution's headers policy would name the bucket, a
+    CloudFormation cycle (decision "The page's media uploads")."""
     region = Aws.REGION
-    sources = [f"https://*.execute-api.{region}.amazonaws.com"]
+    sources = [f"https://*.execute-api.{region}.amazonaws.com", "https://*.s3.amazonaws.com"]
     if jwt_issuer is None:
         sources += [
             f"https://cognito-idp.{region}.amazonaws.com",

@@ -206,12 +206,13 @@ class ApiFront:
         host: str,
         port: int,
         site: StaticSite | None = None,
+        connect_sources: tuple[str, ...] = (),
     ) -> None:
         self.function = function
         self.checker = checker
         #: The content calendar and its local sign-in, for requests no API route matches.
         self.site = site or StaticSite.for_authorizer(
-            checker.secret, checker.issuer, checker.audience
+            checker.secret, checker.issuer, checker.audience, connect_sources=connect_sources
         )
         front = self
 

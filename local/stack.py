@@ -235,6 +235,8 @@ class LocalStack:
             JwtChecker(config.jwt_secret, config.jwt_issuer, config.jwt_audience),
             host="127.0.0.1",
             port=config.api_port,
+            # The page posts media uploads to the embedded AWS (the pre-signed form's URL).
+            connect_sources=(f"http://127.0.0.1:{config.aws_port}",),
         )
         for schedule in self.schedules:
             log.info("%s every %s s", schedule.function.name, schedule.interval_seconds)

@@ -34,15 +34,22 @@ MAX_SUB_LENGTH = 255
 #: Largest ``POST /local/token`` body read, in bytes.
 MAX_TOKEN_BODY_BYTES = 4096
 
-#: Headers on every static answer: those CloudFront's response headers policy adds to the
-#: deployed site (``infra/security_headers.py``), with ``connect-src 'self'`` (the API's origin).
-SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
-    ("content-security-policy", content_security_policy()),
-    ("x-content-type-options", "nosniff"),
-    ("referrer-policy", REFERRER_POLICY),
-    ("x-frame-options", FRAME_OPTIONS),
-    ("cache-control", "no-cache"),
-)
+def security_headers(*connect_sources: str) -> tuple[tuple[str, str], ...]:
+    """Headers on every static answer: those CloudFront's response headers policy adds to the
+    deployed site (``infra/security_headers.py``), with ``connect-src 'self'`` (the API's
+    origin) and ``connect_sources`` (locally, the embedded AWS's origin, where the page sends
+    media uploads: the deployed page sends them to the bucket's S3 host)."""
+    return (
+        ("content-security-policy", content_security_policy(*connect_sources)),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", REFERRER_POLICY),
+        ("x-frame-options", FRAME_OPTIONS),
+        ("cache-control", "no-cache"),
+    )
+
+
+#: :func:`security_headers` with the API's origin only.
+SECURITY_HEADERS: tuple[tuple[str, str], ...] = security_headers()
 
 Answer = tuple[int, list[tuple[str, str]], bytes]
 
@@ -60,18 +67,28 @@ class StaticSite:
         *,
         root: Path = WEB_ROOT,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        connect_sources: tuple[str, ...] = (),
     ) -> None:
         self.root = root.resolve()
         self.mint = mint
         self.ttl_seconds = ttl_seconds
+        self.headers = security_headers(*connect_sources)
 
     @classmethod
     def for_authorizer(
-        cls, secret: str, issuer: str | None, audience: str | None, *, root: Path = WEB_ROOT
+        cls,
+        secret: str,
+        issuer: str | None,
+        audience: str | None,
+        *,
+        root: Path = WEB_ROOT,
+        connect_sources: tuple[str, ...] = (),
     ) -> StaticSite:
         """A site whose tokens carry the local authorizer's ``iss``/``aud`` when set."""
         config = LocalConfig(jwt_secret=secret, jwt_issuer=issuer, jwt_audience=audience)
-        return cls(lambda sub: make_token(sub, config), root=root)
+        return cls(
+            lambda sub: make_token(sub, config), root=root, connect_sources=connect_sources
+        )
 
     def answer(self, method: str, path: str, body: bytes) -> Answer | None:
         """The answer to ``method path`` (path without query), or ``None`` when not ours."""
@@ -83,14 +100,14 @@ class StaticSite:
             return None
         if path == "/config.json":
             payload = json.dumps({"auth": "local", "api_base": ""}).encode()
-            return 200, [("content-type", "application/json"), *SECURITY_HEADERS], payload
+            return 200, [("content-type", "application/json"), *self.headers], payload
         file = self._file(path)
         if file is None:
             return None
         kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind in ("application/javascript", "text/javascript"):
             kind += "; charset=utf-8"
-        return 200, [("content-type", kind), *SECURITY_HEADERS], file.read_bytes()
+        return 200, [("content-type", kind), *self.headers], file.read_bytes()
 
     def _file(self, path: str) -> Path | None:
         """The file under :attr:`root` that ``path`` names, or ``None`` (also for ``..``)."""

@@ -80,7 +80,7 @@ def test_site_distribution_serves_https_only_with_the_security_headers(dev: Synt
     assert security["ContentTypeOptions"] == {"Override": True}
 
 
-def test_site_csp_connects_only_to_the_regions_api_and_cognito(dev: Synthesized) -> None:
+def test_site_csp_connects_only_to_the_regions_api_s3_and_cognito(dev: Synthesized) -> None:
     _, policy = _one(dev, "AWS::CloudFront::ResponseHeadersPolicy")
     csp = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"][
         "ContentSecurityPolicy"
@@ -91,6 +91,7 @@ def test_site_csp_connects_only_to_the_regions_api_and_cognito(dev: Synthesized)
         "connect-src",
         "'self'",
         "https://*.execute-api.<region>.amazonaws.com",
+        "https://*.s3.amazonaws.com",
         "https://cognito-idp.<region>.amazonaws.com",
         "https://*.auth.<region>.amazoncognito.com",
     ]

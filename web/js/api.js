@@ -107,5 +107,22 @@ export class Api {
   revokeFeed() { return this.request("DELETE", "/v1/me/calendar-feed"); }
   eraseAccount() { return this.request("DELETE", "/v1/me"); }
   erasureStatus() { return this.request("GET", "/v1/me/erasure"); }
+  createMedia(body) { return this.request("POST", "/v1/media", { body }); }
+  completeMedia(id) { return this.request("POST", `/v1/media/${encodeURIComponent(id)}/complete`); }
+  getMedia(id) { return this.request("GET", `/v1/media/${encodeURIComponent(id)}`); }
+  updateMedia(id, body) { return this.request("PATCH", `/v1/media/${encodeURIComponent(id)}`, { body }); }
+  /** The file to S3 with the pre-signed POST form (no bearer: the form's policy is the grant). */
+  async uploadForm(form, file) {
+    const data = new FormData();
+    for (const [k, v] of Object.entries(form.fields)) data.append(k, v);
+    data.append("file", file);
+    let response;
+    try {
+      response = await fetch(form.url, { method: "POST", body: data });
+    } catch {
+      throw new ApiError(0, null, "The upload could not reach the storage service. Try again.");
+    }
+    if (!response.ok) throw new ApiError(response.status, null, `The storage service refused the upload (HTTP ${response.status}).`);
+  }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

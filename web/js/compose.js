@@ -3,6 +3,7 @@
 import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./counts.js";
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
+import { mediaIdsForPost, resetMedia } from "./media.js";
 import * as t from "./time.js";
 
 export function renderChannelOptions(selected) {
@@ -135,6 +136,7 @@ export function openCompose(post = null) {
   $("content").value = post ? post.content : "";
   $("language").value = post && post.language ? post.language : "";
   variants = post ? { ...post.variants } : {};
+  resetMedia(post ? post.media_ids : []);
   $("variant-fields").replaceChildren();
   const at = post ? Date.parse(post.publish_at) : Date.now() + 60 * 60_000;
   $("publish-at").value = t.toLocalInput(post ? at : Math.ceil(at / 300_000) * 300_000, zone);
@@ -163,7 +165,7 @@ export function publishInstant() {
 }
 
 export function showFieldErrors(err) {
-  const map = { content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
+  const map = { media_ids: "media-error", content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
   let placed = false;
   for (const [field, msg] of Object.entries(err.fields)) {
     const target = map[field];
@@ -178,17 +180,19 @@ export function showFieldErrors(err) {
 
 $("compose-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
-  clearErrors("compose-error", "content-error", "channels-error", "variants-error", "language-error");
+  clearErrors("compose-error", "content-error", "channels-error", "variants-error", "language-error", "media-error");
   const content = $("content").value;
   const channel_ids = selectedChannels();
   let ok = true;
   if (!content.trim()) { $("content-error").textContent = "Write something to post."; ok = false; }
   if (!channel_ids.length) { $("channels-error").textContent = "Choose at least one channel."; ok = false; }
+  const media_ids = mediaIdsForPost();
+  if (media_ids === null) ok = false;
   const when = state.editing ? "at" : chosenWhen();
   const instant = when === "at" ? publishInstant() : 0;
   if (instant === null || !ok) return;
   const words = { now: "now", queue: "next_free_slot" };
-  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids, variants: variantsBody(channel_ids) };
+  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids, media_ids, variants: variantsBody(channel_ids) };
   const language = $("language").value.trim();
   if (language) body.language = language;
   $("schedule").disabled = true;
