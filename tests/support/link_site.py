@@ -33,7 +33,7 @@ class LinkSite:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_GET(self) -> None:
                 site.hits[self.path] += 1
                 status, headers, body = site.pages.get(self.path, (404, {}, b"not found"))
                 self.send_response(status)

@@ -70,7 +70,7 @@ def test_previewer_reads_an_og_page_and_its_image(site: LinkSite) -> None:
     site.pages["/i.png"] = (200, {"Content-Type": "image/png"}, image)
     page = previewer().page(site.url("/p"))
     assert (page.title, page.description, page.image) == ("Hello", "World", site.url("/i.png"))
-    assert previewer().image(page.image) == (image, "image/png")
+    assert previewer().image(site.url("/i.png")) == (image, "image/png")
 
 
 def test_previewer_honours_the_charset(site: LinkSite) -> None:
