@@ -286,7 +286,7 @@ class PostPatch(BaseModel):
         if not self.model_fields_set:
             raise ValueError(
                 "give at least one of content, media_ids, publish_at, channel_ids, language,"
-                " variants"
+                " variants, link_card"
             )
         return self
 
