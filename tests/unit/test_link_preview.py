@@ -11,6 +11,7 @@ from scheduled_posts.platforms.link_preview import (
     MAX_PAGE_BYTES,
     LinkPreviewer,
     PreviewError,
+    page_charset,
     parse_preview,
 )
 from scheduled_posts.settings import Settings
@@ -49,6 +50,16 @@ def test_parse_preview_without_metadata_is_empty() -> None:
     assert (preview.title, preview.description, preview.image) == ("", "", None)
 
 
+def test_page_charset_header_then_meta_then_utf8() -> None:
+    latin = b'<meta charset="iso-8859-1"><title>x</title>'
+    equiv = b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">'
+    assert page_charset("text/html; charset=Shift_JIS", latin) == "shift_jis"
+    assert page_charset("text/html", latin) == "iso8859-1"
+    assert page_charset("text/html", equiv) == "cp1252"
+    assert page_charset("text/html", b"<p>none</p>") == "utf-8"
+    assert page_charset("text/html; charset=nonsense", b"") == "utf-8"
+
+
 def test_parse_preview_first_tag_of_a_name_wins() -> None:
     html = '<meta property="og:title" content="first"><meta property="og:title" content="2nd">'
     assert parse_preview(html, PAGE).title == "first"
@@ -76,6 +87,12 @@ def test_previewer_reads_an_og_page_and_its_image(site: LinkSite) -> None:
 def test_previewer_honours_the_charset(site: LinkSite) -> None:
     site.html("/latin", og_page("Caf\u00e9", "na\u00efve", None), charset="iso-8859-1")
     assert previewer().page(site.url("/latin")).title == "Caf\u00e9"
+
+
+def test_previewer_reads_the_meta_charset_when_the_header_has_none(site: LinkSite) -> None:
+    body = '<meta charset="iso-8859-1">' + og_page("Gar\u00e7on", "d", None)
+    site.pages["/m"] = (200, {"Content-Type": "text/html"}, body.encode("iso-8859-1"))
+    assert previewer().page(site.url("/m")).title == "Gar\u00e7on"
 
 
 def test_previewer_follows_a_redirect_and_checks_it_again(site: LinkSite) -> None:

@@ -11,7 +11,8 @@ bytes (an answer over the cap is refused, never cut). Rules:
 - at most :data:`MAX_REDIRECTS` redirects (301, 302, 303, 307, 308), each re-checked;
 - the page: ``200``, ``Content-Type`` ``text/html`` or ``application/xhtml+xml``, no
   ``Content-Encoding`` (we ask for ``identity``), at most :data:`MAX_PAGE_BYTES`, decoded with
-  the header's ``charset`` (UTF-8 when none or unknown; undecodable bytes replaced);
+  the header's ``charset``, else the page's ``<meta charset>`` (:func:`page_charset`; UTF-8
+  when none or unknown; undecodable bytes replaced);
 - the image (``og:image``, else ``twitter:image``, resolved against the page URL): ``200``,
   ``image/*``, at most ``link_card.MAX_THUMB_BYTES``.
 
@@ -62,6 +63,7 @@ class _MetaParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.meta: dict[str, str] = {}
         self.title = ""
+        self.charset = ""
         self._in_title = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -70,6 +72,10 @@ class _MetaParser(HTMLParser):
         if tag != "meta":
             return
         values = dict(attrs)
+        if values.get("charset") and not self.charset:  # <meta charset="...">
+            self.charset = values["charset"] or ""
+        if (values.get("http-equiv") or "").lower() == "content-type" and not self.charset:
+            self.charset = _charset(values.get("content") or "", default="")
         key = (values.get("property") or values.get("name") or "").strip().lower()
         content = values.get("content")
         if key and content is not None and key not in self.meta:
@@ -101,15 +107,37 @@ def parse_preview(html: str, page_url: str) -> PagePreview:
     return PagePreview(title, description, urljoin(page_url, image) if image else None)
 
 
-def _charset(content_type: str) -> str:
+def _charset(content_type: str, *, default: str = "utf-8") -> str:
+    """The codec of a ``Content-Type``'s ``charset`` parameter; ``default`` when it has none
+    or names no codec Python knows."""
     for part in content_type.split(";")[1:]:
         name, _, value = part.strip().partition("=")
         if name.strip().lower() == "charset":
-            try:
-                return codecs.lookup(value.strip().strip('"')).name
-            except LookupError:
-                break
-    return "utf-8"
+            return _codec(value.strip().strip('"'), default)
+    return default
+
+
+def _codec(name: str, default: str) -> str:
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return default
+
+
+#: Bytes of a page searched for a ``<meta charset>`` when the header names none (the HTML
+#: standard's prescan reads the first 1,024 bytes; we allow a longer head).
+PRESCAN_BYTES = 4096
+
+
+def page_charset(content_type: str, body: bytes) -> str:
+    """The page's encoding: the header's ``charset``, else the first ``<meta charset>`` (or
+    ``http-equiv`` Content-Type) in the first :data:`PRESCAN_BYTES`, else UTF-8."""
+    declared = _charset(content_type, default="")
+    if declared:
+        return declared
+    parser = _MetaParser()
+    parser.feed(body[:PRESCAN_BYTES].decode("ascii", "replace"))
+    return _codec(parser.charset, "utf-8") if parser.charset else "utf-8"
 
 
 class LinkPreviewer:
@@ -166,7 +194,9 @@ class LinkPreviewer:
         content_type = answer.header("Content-Type") or ""
         if content_type.split(";")[0].strip().lower() not in _HTML_TYPES:
             raise PreviewError(f"not_html: {final} answered {content_type or 'no type'!r}")
-        return parse_preview(answer.body.decode(_charset(content_type), "replace"), final)
+        return parse_preview(
+            answer.body.decode(page_charset(content_type, answer.body), "replace"), final
+        )
 
     def image(self, url: str) -> tuple[bytes, str]:
         """``(bytes, content type)`` of the image at ``url`` (``image/*``, at most
