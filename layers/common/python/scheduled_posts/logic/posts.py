@@ -241,8 +241,10 @@ def create_post(
         shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
         queue_slot=queue_slot,
     )
-    post = link_cards.frozen_on_create(post, request, channels=deps.channels, deps=deps.link_cards)
-    try:
+    try:  # the card (a fetch, or a 422 for its thumb) before the write; a refusal frees the slot
+        post = link_cards.frozen_on_create(
+            post, request, channels=deps.channels, deps=deps.link_cards
+        )
         stored = deps.posts.create(
             post,
             late=_needs_marker(post.publish_at, now, settings),
