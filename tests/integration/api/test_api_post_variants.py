@@ -177,6 +177,7 @@ def test_patch_dropping_a_channel_with_a_variant_is_422_until_the_variant_goes(
     assert answer.status == 200, answer.json
     assert answer.json["variants"] == {}
     assert answer.json["version"] == 2
+    assert alice.get(path).json["variants"] == {}  # gone from the stored item too
 
 
 def test_patch_of_the_variant_is_validated_on_the_effective_text(

@@ -75,9 +75,12 @@ def test_create_post_valid_returns_201_shape_and_etag(
         "queue_slot",
         "language",
         "variants",
+        "link_card",
+        "warnings",
     }
     assert body["language"] is None
     assert body["variants"] == {}
+    assert (body["link_card"], body["warnings"]) == (None, [])
 
 
 def test_get_post_returns_what_create_returned(alice: ApiClient, channel: str) -> None:

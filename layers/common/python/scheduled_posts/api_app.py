@@ -17,6 +17,7 @@ from typing import Any
 from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.data.calendar_feeds import CalendarFeedStore
+from scheduled_posts.data.card_thumbs import put_thumb
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
@@ -27,6 +28,7 @@ from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
+from scheduled_posts.logic.link_cards import LinkCardDeps
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
 from scheduled_posts.logic.posting_queue import QueueDeps
@@ -35,6 +37,7 @@ from scheduled_posts.logic.series import SeriesDeps
 from scheduled_posts.models.messages import DispatchMessage, DueEntry
 from scheduled_posts.observability import logger
 from scheduled_posts.platforms.http import MethodTransport
+from scheduled_posts.platforms.link_preview import LinkPreviewer
 from scheduled_posts.platforms.url_policy import Resolver, system_resolver
 from scheduled_posts.settings import Settings, get_settings
 
@@ -146,6 +149,18 @@ class ApiDependencies:
             media=self.media_deps.media,
             queue=self.queue_deps,
             uploads=self.media_deps,
+            link_cards=self.link_card_deps,
+        )
+
+    @cached_property
+    def link_card_deps(self) -> LinkCardDeps:
+        """Bluesky link cards: pages fetched under the outbound URL policy, thumbs stored in the
+        media bucket as uploads."""
+        objects = S3MediaObjects(self.settings.MEDIA_BUCKET_NAME, client=self.s3)
+        return LinkCardDeps(
+            previewer=LinkPreviewer(self.settings, resolver=self.resolver),
+            uploads=self.media_deps,
+            put_object=lambda key, data, kind: put_thumb(objects, key, data, kind),
         )
 
     @cached_property

@@ -131,6 +131,8 @@ def replace_post(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> Pos
         "status_reason",
         "media_ids",
         "language",
+        "variants",
+        "link_card",
         "due_bucket",
         "due_sk",
         "schedule_id",

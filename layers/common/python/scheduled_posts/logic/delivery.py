@@ -205,6 +205,7 @@ class ChannelDeliverer:
                 language=effective.language,
                 media=media.media,
                 options=effective.options,
+                link_card=None if effective.media_ids else post.link_card,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},

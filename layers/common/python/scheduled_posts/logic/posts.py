@@ -38,6 +38,7 @@ from scheduled_posts.errors import (
 from scheduled_posts.lifecycle import outcomes, reach
 from scheduled_posts.lifecycle import waiting as waiting_arrows
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
+from scheduled_posts.logic import link_cards
 from scheduled_posts.logic.cursor import CursorCodec, query_fingerprint
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.media_attach import attach_media
@@ -82,6 +83,7 @@ class PostDeps:
     #: Posting schedules and their slots (``next_free_slot``; None: not available).
     queue: QueueDeps | None = None
     uploads: MediaDeps | None = None  # keeps the uploads a write names (None: not kept)
+    link_cards: link_cards.LinkCardDeps | None = None  # Bluesky link cards (None: not fetched)
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,10 @@ def create_post(
         shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
         queue_slot=queue_slot,
     )
-    try:
+    try:  # the card (a fetch, or a 422 for its thumb) before the write; a refusal frees the slot
+        post = link_cards.frozen_on_create(
+            post, request, channels=deps.channels, deps=deps.link_cards
+        )
         stored = deps.posts.create(
             post,
             late=_needs_marker(post.publish_at, now, settings),
@@ -425,7 +430,8 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         patch.channel_ids is not None or patch.publish_at not in (None, post.queue_slot)
     ):
         changes["queue_slot"] = None  # a queued post given a time or channels leaves the queue
-    return post.model_copy(update=changes, deep=True)
+    new = post.model_copy(update=changes, deep=True)
+    return link_cards.frozen_on_edit(post, new, patch, channels=deps.channels, deps=deps.link_cards)
 
 
 def _let_go_of_slot(old: Post, new: Post, deps: PostDeps) -> None:
@@ -545,6 +551,7 @@ def _reschedule_missed(
         if value is not None:
             changes[name] = value
     new = post.model_copy(update=changes, deep=True)
+    new = link_cards.frozen_on_edit(post, new, patch, channels=deps.channels, deps=deps.link_cards)
     deps.posts.reschedule_missed(
         post,
         new,

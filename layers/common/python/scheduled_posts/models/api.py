@@ -33,6 +33,7 @@ from pydantic import (
 
 from scheduled_posts.clock import format_instant
 from scheduled_posts.models.channel_fields import OriginUrl, PlatformName
+from scheduled_posts.models.link_card import LinkCard, LinkCardIn
 from scheduled_posts.models.network import ChannelLimits
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: their first home)
@@ -239,6 +240,12 @@ class ChannelList(BaseModel):
     next_cursor: str | None = None
 
 
+_LINK_CARD = (
+    "The Bluesky link card: absent, fetched from the first URL of a Bluesky channel's text"
+    " without media (kept on an edit while that URL stays); given, this card; null, no card"
+)
+
+
 class PostCreate(BaseModel):
     """``POST /v1/scheduled-posts`` body."""
 
@@ -250,6 +257,7 @@ class PostCreate(BaseModel):
     channel_ids: ChannelIds
     language: Language | None = None
     variants: Variants = Field(default_factory=dict)
+    link_card: Annotated[LinkCardIn | None, Field(description=_LINK_CARD)] = None
 
 
 NotNull = BeforeValidator(_not_null)
@@ -271,13 +279,14 @@ class PostPatch(BaseModel):
         NotNull,
         Field(description="Replaces every variant ({} removes them all)"),
     ] = None
+    link_card: Annotated[LinkCardIn | None, Field(description=_LINK_CARD)] = None
 
     @model_validator(mode="after")
     def _at_least_one(self) -> PostPatch:
         if not self.model_fields_set:
             raise ValueError(
                 "give at least one of content, media_ids, publish_at, channel_ids, language,"
-                " variants"
+                " variants, link_card"
             )
         return self
 
@@ -357,6 +366,13 @@ class PostOut(BaseModel):
     )
     language: str | None = None
     variants: dict[str, Variant] = Field(default_factory=dict)
+    link_card: LinkCard | None = Field(
+        default=None, description="The Bluesky link card, frozen (app.bsky.embed.external)"
+    )
+    warnings: list[dict[str, str]] = Field(
+        default_factory=list,
+        description='What this create or edit could not do: {"type", "url", "detail"}',
+    )
     version: int
     created_at: str
     updated_at: str
@@ -388,6 +404,8 @@ class PostOut(BaseModel):
             deliveries=deliveries,
             language=post.language,
             variants=dict(post.variants),
+            link_card=post.link_card,
+            warnings=list(post.warnings),
             version=post.version,
             created_at=format_instant(post.created_at),
             updated_at=format_instant(post.updated_at),

@@ -22,6 +22,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
     DeliveryStatus,
     PostStatus,
 )
+from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.variants import Variant
 
@@ -139,6 +140,10 @@ class Post(BaseModel):
     #: A text per channel (``models/variants.py``): ``channel_id -> Variant``, each a channel of
     #: ``channel_ids``; read through ``effective_for``.
     variants: dict[str, Variant] = Field(default_factory=dict)
+    #: The Bluesky link card frozen when the post was created or edited (``models/link_card.py``).
+    link_card: LinkCard | None = None
+    #: What the last create or edit could not do (a link card not fetched): answered, not stored.
+    warnings: list[dict[str, str]] = Field(default_factory=list, exclude=True)
     deliveries: dict[str, Delivery] = Field(default_factory=dict)
     version: int = 1
     created_at: datetime
@@ -182,6 +187,7 @@ class Post(BaseModel):
             "media_ids": list(self.media_ids) or None,
             "language": self.language,
             "variants": {cid: v.to_item() for cid, v in self.variants.items()} or None,
+            "link_card": self.link_card.to_item() if self.link_card else None,
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
@@ -221,6 +227,7 @@ class Post(BaseModel):
             publish_at=instant_from_storage(item["publish_at"]),
             channel_ids=list(item.get("channel_ids") or []),
             variants={cid: Variant.from_item(v) for cid, v in (item.get("variants") or {}).items()},
+            link_card=LinkCard.from_item(item["link_card"]) if item.get("link_card") else None,
             deliveries=deliveries,
             version=int(item["version"]),
             created_at=instant_from_storage(item["created_at"]),

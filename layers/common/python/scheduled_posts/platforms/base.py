@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.post import Channel
 from scheduled_posts.models.variants import NetworkOptions
 
@@ -96,6 +97,9 @@ class DeliveryRequest(BaseModel):
     #: The channel's network options (Mastodon ``visibility``, ``spoiler_text``, ``sensitive``;
     #: Bluesky ``langs``, ``tags``), from its variant; none set: the network's defaults.
     options: NetworkOptions = NetworkOptions()
+    #: The post's frozen link card when the effective post has no media (Bluesky publishes it
+    #: as ``app.bsky.embed.external``; other networks ignore it).
+    link_card: LinkCard | None = None
 
 
 class DeliveryResult(BaseModel):

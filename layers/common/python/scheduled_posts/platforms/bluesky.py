@@ -38,8 +38,8 @@ distinct handle, in order, within a budget of :data:`MAX_RESOLVED_HANDLES` handl
 
 Media (``DeliveryRequest.media``): each item's blob is uploaded (``uploadBlob``) before the
 ``putRecord`` of every attempt that writes, and the record embeds them
-(``platforms/bluesky_media.py``); an upload the PDS refuses (413, 400) fails the delivery with
-its words, 5xx and timeouts retry, an expired token is renewed as for the write.
+(``platforms/bluesky_media.py``; without media, the frozen link card: ``bluesky_card.py``); an
+upload the PDS refuses (413, 400) fails the delivery, 5xx and timeouts retry, as for the write.
 
 The XRPC calls and the session models are ``platforms/bluesky_client.py`` (re-exported here).
 The ``atproto`` SDK is not used (import cost, and it drops ``None`` fields so ``swapRecord:
@@ -61,6 +61,7 @@ from scheduled_posts.platforms.base import (
     DeliveryResult,
     MediaObjects,
 )
+from scheduled_posts.platforms.bluesky_card import embed_for, uploads_of
 from scheduled_posts.platforms.bluesky_client import (
     DEFAULT_SERVICE_URL,
     POST_COLLECTION,
@@ -76,7 +77,6 @@ from scheduled_posts.platforms.bluesky_client import (
 )
 from scheduled_posts.platforms.bluesky_media import (
     MediaRefusedError,
-    embed_of,
     embedded_cids,
     media_violation,
     read_checked,
@@ -237,19 +237,20 @@ class BlueskyAdapter(NetworkAdapter):
             found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
                 return found
-        data = read_checked(self.media, request.media)
+        uploads = uploads_of(request)  # the media, or the link card's thumb
+        data = read_checked(self.media, uploads)
         session = self._session(client, channel, access)
         blobs = upload_blobs(
             lambda send: self._call(client, channel, access, send, now=now),
             client,
             access.service_url,
-            request.media,
+            uploads,
             data,
         )
         record = self._record(client, access, request)
-        if blobs:
-            record["embed"] = embed_of(request.media, blobs)
-        cids = tuple(blob["ref"]["$link"] for blob in blobs)
+        embed, cids = embed_for(request, blobs)
+        if embed is not None:
+            record["embed"] = embed
         answer = self._call(
             client,
             channel,
