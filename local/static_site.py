@@ -34,6 +34,7 @@ MAX_SUB_LENGTH = 255
 #: Largest ``POST /local/token`` body read, in bytes.
 MAX_TOKEN_BODY_BYTES = 4096
 
+
 def security_headers(*connect_sources: str) -> tuple[tuple[str, str], ...]:
     """Headers on every static answer: those CloudFront's response headers policy adds to the
     deployed site (``infra/security_headers.py``), with ``connect-src 'self'`` (the API's
@@ -86,9 +87,7 @@ class StaticSite:
     ) -> StaticSite:
         """A site whose tokens carry the local authorizer's ``iss``/``aud`` when set."""
         config = LocalConfig(jwt_secret=secret, jwt_issuer=issuer, jwt_audience=audience)
-        return cls(
-            lambda sub: make_token(sub, config), root=root, connect_sources=connect_sources
-        )
+        return cls(lambda sub: make_token(sub, config), root=root, connect_sources=connect_sources)
 
     def answer(self, method: str, path: str, body: bytes) -> Answer | None:
         """The answer to ``method path`` (path without query), or ``None`` when not ours."""
