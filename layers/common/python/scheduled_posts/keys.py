@@ -103,6 +103,11 @@ def rate_pk(channel_id: str) -> str:
     return f"RATE#{channel_id}"
 
 
+def breaker_pk(channel_id: str) -> str:
+    """The circuit-breaker item of a channel (``data/breaker.py``)."""
+    return f"BREAKER#{channel_id}"
+
+
 def rate_minute(instant: datetime) -> str:
     """The UTC minute a rate-limit slot belongs to: ``YYYY-MM-DDTHH:MM``."""
     return instant.strftime("%Y-%m-%dT%H:%M")
