@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 import zlib
 from datetime import datetime
 
@@ -140,3 +141,8 @@ def series_bucket(extend_at: datetime, shard: int) -> str:
     """Partition key of a series' materialization entry: ``SERIES#<YYYY-MM-DDTHH>#<shard>``,
     keyed like a due entry (hour bucket x write shard) on the instant it needs extending."""
     return f"{SERIES_INDEX_PREFIX}{hour_bucket(extend_at)}#{shard}"
+
+
+def new_lease_token() -> str:
+    """A fresh, unguessable lease token (a random UUID's hex: 32 characters)."""
+    return uuid.uuid4().hex

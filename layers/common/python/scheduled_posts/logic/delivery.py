@@ -37,7 +37,6 @@ from scheduled_posts.lifecycle.outcomes import ChannelRound
 from scheduled_posts.lifecycle.retry import RetryPolicy
 from scheduled_posts.logic import post_media
 from scheduled_posts.logic.breaker import Breaker, probe_hold_seconds
-from scheduled_posts.logic.network_delivery import record_refusal
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.models.variants import effective_for
@@ -255,6 +254,9 @@ class ChannelDeliverer:
         # again for a record stored before the bounds existed
         result = bounded_result(result, allowed_origins=self.settings.allowed_origins)
         if result.reason == "reauthorization_required":
+            # the network modules load only for a network's refusal (lean cold start)
+            from scheduled_posts.logic.network_delivery import record_refusal
+
             record_refusal(channel, result, channels=self.channels)
         return outcomes.final(post, delivery, started, result, result.delivered_at)
 
