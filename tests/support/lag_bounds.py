@@ -209,6 +209,15 @@ ROWS: tuple[Row, ...] = (
         None,
     ),
     Row(
+        "breaker_open",
+        "a destination that keeps timing out or answering 5xx (`BREAKER_FAILURES` in a row)",
+        "its channel's breaker defers its deliveries, no attempt used, until one probe after "
+        "`BREAKER_COOLDOWN_SECONDS` succeeds; other channels are not touched",
+        "that channel's posts only: the rest of the cool-down plus one probe hold after it "
+        "recovers; never past the misfire window",
+        None,
+    ),
+    Row(
         "rate_limited",
         "the channel's `rate_limit_per_minute` is reached",
         "the limiter reserves the first later minute with room; the message waits for it, no "

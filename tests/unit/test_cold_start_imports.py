@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +68,28 @@ def test_credentials_module_loads_cryptography_only_when_it_seals_or_opens() -> 
         "print(any(m.startswith('cryptography') for m in sys.modules))"
     )
     assert _probe("true", code) == "False"
+
+
+_HANDLERS = sorted(p.parent.name for p in Path(__file__).parents[2].glob("functions/*/handler.py"))
+
+
+@pytest.mark.parametrize("name", _HANDLERS)
+def test_handler_import_with_tracing_off_never_imports_the_xray_sdk(name: str) -> None:
+    code = (
+        f"import sys, functions.{name}.handler; "
+        "print(any(m.startswith('aws_xray_sdk') for m in sys.modules))"
+    )
+    assert _probe("true", code) == "False"
+
+
+@pytest.mark.parametrize("name", ["worker", "reconciler", "watchdog"])
+def test_dispatch_handlers_load_network_modules_only_when_they_deliver_to_a_network(
+    name: str,
+) -> None:
+    # record_refusal (a network's refusal) and the platform registry (a post with media) are
+    # imported where they are used; the watchdog and reconciler no longer import the publisher
+    heavy = ("scheduled_posts.logic.network_delivery", "scheduled_posts.platforms.registry")
+    code = (
+        f"import sys, functions.{name}.handler; print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    assert _probe("true", code) == "[]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 import zlib
 from datetime import datetime
 
@@ -103,6 +104,11 @@ def rate_pk(channel_id: str) -> str:
     return f"RATE#{channel_id}"
 
 
+def breaker_pk(channel_id: str) -> str:
+    """The circuit-breaker item of a channel (``data/breaker.py``)."""
+    return f"BREAKER#{channel_id}"
+
+
 def rate_minute(instant: datetime) -> str:
     """The UTC minute a rate-limit slot belongs to: ``YYYY-MM-DDTHH:MM``."""
     return instant.strftime("%Y-%m-%dT%H:%M")
@@ -135,3 +141,8 @@ def series_bucket(extend_at: datetime, shard: int) -> str:
     """Partition key of a series' materialization entry: ``SERIES#<YYYY-MM-DDTHH>#<shard>``,
     keyed like a due entry (hour bucket x write shard) on the instant it needs extending."""
     return f"{SERIES_INDEX_PREFIX}{hour_bucket(extend_at)}#{shard}"
+
+
+def new_lease_token() -> str:
+    """A fresh, unguessable lease token (a random UUID's hex: 32 characters)."""
+    return uuid.uuid4().hex

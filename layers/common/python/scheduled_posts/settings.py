@@ -64,6 +64,11 @@ class Settings(BaseModel):
     #: Most waits a destination may ask for per delivery (429s and ``Retry-After``s) before
     #: the delivery fails (issue 17): with ``MAX_ATTEMPTS`` it bounds the requests per post.
     MAX_DESTINATION_WAITS: int = Field(10, ge=0, le=1000)
+    #: Consecutive timeouts, connection errors or 5xx of one channel that open its breaker
+    #: (decision "A breaker per destination"; 0: no breaker).
+    BREAKER_FAILURES: int = Field(3, ge=0, le=100)
+    #: How long an open breaker defers the channel's deliveries before one probe attempt.
+    BREAKER_COOLDOWN_SECONDS: int = Field(60, ge=1, le=3600)
     #: Most channels per user (issue 17: one ``GET /v1/channels`` page must stay far below the
     #: 6 MB Lambda response quota).
     MAX_CHANNELS_PER_USER: int = Field(50, ge=1, le=10_000)

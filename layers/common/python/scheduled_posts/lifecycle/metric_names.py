@@ -21,6 +21,8 @@ class Metric(StrEnum):
     STALE_DROPPED = "StaleDropped"
     PUBLISH_LAG_SECONDS = "PublishLagSeconds"
     RATE_LIMIT_WAIT_SECONDS = "RateLimitWaitSeconds"
+    #: Deliveries deferred, without an attempt, by their channel's open breaker.
+    BREAKER_DEFERRED = "BreakerDeferred"
     ENQUEUED = "Enqueued"
     DUPLICATE_ENQUEUED = "DuplicateEnqueued"
     SWEEP_DURATION_MS = "SweepDurationMs"

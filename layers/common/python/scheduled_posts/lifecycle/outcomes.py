@@ -213,6 +213,15 @@ def rate_limit_wait(
     return ChannelRound(waiting, None, rate_limited=True)
 
 
+def breaker_wait(delivery: Delivery, *, until: datetime) -> ChannelRound:
+    """The delivery waits for its channel's breaker (``logic/breaker.py``): no attempt used,
+    ``next_attempt_at`` = ``until``, ``last_error`` = :attr:`DeliveryError.BREAKER_OPEN`."""
+    waiting = delivery.model_copy(
+        update={"next_attempt_at": until, "last_error": DeliveryError.BREAKER_OPEN.value}
+    )
+    return ChannelRound(waiting, None)
+
+
 def current_deliveries(post: Post) -> dict[str, Delivery]:
     """Every channel's delivery (``pending`` for a channel not yet in ``post.deliveries``)."""
     return {cid: post.deliveries.get(cid) or Delivery(channel_id=cid) for cid in post.channel_ids}

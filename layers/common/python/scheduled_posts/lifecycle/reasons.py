@@ -49,6 +49,12 @@ class DeliveryError(StrEnum):
         "media_missing: a media item of the post is not a ready upload;"
         " the post was not sent without it"
     )
+    #: A delivery deferred, without an attempt, while its channel's breaker is open (decision
+    #: "A breaker per destination").
+    BREAKER_OPEN = (
+        "destination_unavailable: the channel's last deliveries timed out or failed;"
+        " deferred without an attempt until its breaker lets one through"
+    )
     #: Prefix of the ``last_error`` of deliveries failed by the dead-letter path.
     DEAD_LETTERED_PREFIX = "dispatch message dead-lettered"
 

@@ -26,6 +26,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePer
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 
 from scheduled_posts.clock import Clock, epoch_seconds
+from scheduled_posts.data.breaker import BreakerStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.errors import RetryableDeliveryError
@@ -35,7 +36,7 @@ from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.outcomes import ChannelRound
 from scheduled_posts.lifecycle.retry import RetryPolicy
 from scheduled_posts.logic import post_media
-from scheduled_posts.logic.network_delivery import record_refusal
+from scheduled_posts.logic.breaker import Breaker, probe_hold_seconds
 from scheduled_posts.logic.rate_limit import RateLimiter
 from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
 from scheduled_posts.models.variants import effective_for
@@ -100,8 +101,16 @@ class ChannelDeliverer:
         uniform: Uniform = random.uniform,
         channels: ChannelRepository | None = None,
         media: post_media.MediaLookup | None = None,
+        breaker: Breaker | None = None,
     ) -> None:
         self.settings = settings
+        #: The channels' circuit breakers (decision "A breaker per destination").
+        self.breaker = breaker or Breaker(
+            BreakerStore(settings.POSTS_TABLE_NAME),
+            failures=settings.BREAKER_FAILURES,
+            cooldown_seconds=settings.BREAKER_COOLDOWN_SECONDS,
+            probe_seconds=probe_hold_seconds(settings.DELIVERY_TIMEOUT_SECONDS),
+        )
         #: The uploads a post's ``media_ids`` name (``data/media.py``), read per attempt; built
         #: on the first post with media (a text post never imports it).
         self._media = media
@@ -173,7 +182,25 @@ class ChannelDeliverer:
         )
         if delivery.first_attempt_at is None:
             delivery = delivery.model_copy(update={"first_attempt_at": started_at})
-        return self._attempt(post, delivery, channel, started)
+        admission = self.breaker.admit(channel_id, started_at)
+        if admission.defer_until is not None and self._may_defer(post, admission.defer_until):
+            logger.info(
+                "breaker open",
+                extra={"channel_id": channel_id, "until": admission.defer_until.isoformat()},
+            )
+            metrics.add_metric(
+                name=Metric.BREAKER_DEFERRED, unit=Metric.BREAKER_DEFERRED.unit, value=1
+            )
+            return outcomes.breaker_wait(delivery, until=admission.defer_until)
+        result = self._attempt(post, delivery, channel, started)
+        self.breaker.record(channel_id, admission, result, self.clock.now())
+        return result
+
+    def _may_defer(self, post: Post, until: datetime) -> bool:
+        """A breaker defers a delivery only within its misfire grace: past it, the delivery is
+        attempted as without a breaker, so its retries end it as they always did."""
+        grace = timedelta(seconds=self.settings.MISFIRE_GRACE_SECONDS)
+        return until <= post.publish_at + grace
 
     def _attempt(
         self, post: Post, delivery: Delivery, channel: Channel, started: Attempt
@@ -228,6 +255,9 @@ class ChannelDeliverer:
         # again for a record stored before the bounds existed
         result = bounded_result(result, allowed_origins=self.settings.allowed_origins)
         if result.reason == "reauthorization_required":
+            # the network modules load only for a network's refusal (lean cold start)
+            from scheduled_posts.logic.network_delivery import record_refusal
+
             record_refusal(channel, result, channels=self.channels)
         return outcomes.final(post, delivery, started, result, result.delivered_at)
 

@@ -30,9 +30,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle.reasons import DeliveryError
-from scheduled_posts.models.api import ID_PATTERN
+from scheduled_posts.models.post_fields import ID_PATTERN
 from scheduled_posts.platforms.base import PublishedMedia
-from scheduled_posts.platforms.registry import spec_of
 
 
 class MediaLookup(Protocol):
@@ -65,6 +64,9 @@ def resolve(
     """
     if not media_ids:
         return PostMedia()
+    # the registry loads every platform's spec: only a post with media needs it
+    from scheduled_posts.platforms.registry import spec_of
+
     spec = spec_of(platform)
     if not spec.publishes_media:
         return PostMedia(refusal=DeliveryError.MEDIA_UNSUPPORTED.value)

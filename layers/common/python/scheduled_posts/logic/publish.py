@@ -28,7 +28,6 @@ are ``lifecycle/outcomes.py`` and the state changes ``lifecycle/transitions.py``
 from __future__ import annotations
 
 import random
-import uuid
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +38,7 @@ from scheduled_posts.clock import Clock, SystemClock, epoch_seconds
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue, delay_until
 from scheduled_posts.data.rate_limit import RateLimitStore
+from scheduled_posts.keys import new_lease_token
 from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.backoff import Uniform
 from scheduled_posts.lifecycle.metric_names import Metric
@@ -76,11 +76,6 @@ __all__ = [
 
 #: At most this many channels are delivered at once (a post has at most 10 channels).
 MAX_IN_WORKER_WAIT_SECONDS = 1.0
-
-
-def new_lease_token() -> str:
-    """A fresh, unguessable lease token."""
-    return uuid.uuid4().hex
 
 
 class Publisher:

@@ -27,10 +27,10 @@ from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore
 from scheduled_posts.errors import PostNotFoundError, QueueSendError, StateConflictError
+from scheduled_posts.keys import new_lease_token
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.reasons import DeliveryError, StatusReason
-from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
 from scheduled_posts.observability import logger, metrics, tracer

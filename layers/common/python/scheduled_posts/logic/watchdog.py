@@ -22,8 +22,8 @@ from scheduled_posts.clock import Clock, SystemClock
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.errors import QueueSendError
+from scheduled_posts.keys import new_lease_token
 from scheduled_posts.lifecycle.metric_names import Metric
-from scheduled_posts.logic.publish import new_lease_token
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.observability import logger, metrics
