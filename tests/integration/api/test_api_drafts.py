@@ -186,3 +186,16 @@ def test_patch_of_a_draft_with_a_bad_field_is_422_and_changes_nothing(
     after = alice.get(path).json
     assert (after["status"], after["version"], after["content"]) == ("draft", 1, "idea")
     assert tables.due_items() == []
+
+
+def test_scheduling_a_draft_whose_channel_was_deleted_is_422(
+    alice: ApiClient, channel: str, tables
+) -> None:
+    draft = _draft(alice, channel)
+    assert alice.delete(f"/v1/channels/{channel}").status == 204
+    path = f"/v1/scheduled-posts/{draft['schedule_id']}"
+    answer = alice.patch(path, {"publish_at": FAR})
+    assert answer.status == 422, answer.json
+    assert "channel_ids" in str(answer.json)
+    assert alice.get(path).json["status"] == "draft"
+    assert tables.due_items() == []

@@ -201,8 +201,14 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
     publish_at: datetime = now if request.publish_at == "now" else request.publish_at  # type: ignore[assignment]
     posts.raise_if(
         ([] if queued else posts.publish_at_errors(publish_at, now, settings))
-        + patched_channel_errors(
-            post.owner, post, body.with_instant(None), channels=deps.channels, media=deps.media
+        + channel_errors(  # the create's rules again: a channel may have gone since
+            post.owner,
+            request.channel_ids,
+            channels=deps.channels,
+            content=request.content,
+            media_ids=request.media_ids,
+            media=deps.media,
+            variants=request.variants,
         )
     )
     attach_media(post.owner, body.media_ids, deps=deps.uploads)
