@@ -192,3 +192,23 @@ def test_a_private_url_gets_a_warning_and_no_request(
     [warning] = created.json["warnings"]
     assert warning["url"] == "https://10.1.2.3/internal"
     assert warning["detail"].startswith("destination_refused"), warning
+
+
+def test_a_draft_gets_its_card_when_it_is_scheduled_and_publishes_it(
+    world: World, stand_in: tuple[MastodonStandIn, str], local_pds: LocalPds, site: LinkSite
+) -> None:
+    fire, api = world
+    _, bluesky_id, sky = _channels(api, stand_in, local_pds)
+    site.html("/draft", og_page("Draft title", "Draft description", None))
+    body = {"content": f"Soon {site.url('/draft')}", "channel_ids": [bluesky_id]}
+    draft = api.post("/v1/scheduled-posts", body)
+    assert draft.status == 201 and draft.json["status"] == "draft", draft.json
+
+    at = format_instant(fire.clock.now() + timedelta(seconds=125))
+    scheduled = api.patch(f"/v1/scheduled-posts/{draft.json['schedule_id']}", {"publish_at": at})
+
+    assert scheduled.status == 200, scheduled.json
+    assert scheduled.json["link_card"]["title"] == "Draft title"
+    fire.driver.run_for(300)
+    [record] = bluesky_posts(local_pds, sky.did)
+    assert record["value"]["embed"]["external"]["title"] == "Draft title"

@@ -10,6 +10,8 @@ from scheduled_posts.clock import format_instant, hour_bucket
 
 POST_SK = "POST"
 PENDING_SK = "PENDING"
+#: The per-user draft counter (``drafts``, under ``MAX_DRAFTS``) beside ``PENDING``.
+DRAFTS_SK = "DRAFTS"
 RELEASE_SHARDS = 8
 WATERMARK_BUCKET = "WATERMARK"
 LATE_PREFIX = "LATE#"

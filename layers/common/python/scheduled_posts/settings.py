@@ -42,6 +42,8 @@ class Settings(BaseModel):
     MAX_ATTEMPTS: int = Field(6, ge=1, le=100)
     LEASE_SECONDS: int = Field(60, ge=5, le=3600)
     MAX_PENDING_POSTS: int = Field(1000, ge=1)
+    #: Most drafts one user keeps (decision "Drafts"); drafts never count as pending posts.
+    MAX_DRAFTS: int = Field(200, ge=1)
     MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
     WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
     #: Threads the sweeper sweeps shards on at once (issue 16), each shard on one thread: a

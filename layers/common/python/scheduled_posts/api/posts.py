@@ -1,6 +1,7 @@
 """Scheduled posts: ``POST/GET /v1/scheduled-posts``,
 ``GET/PATCH/DELETE /v1/scheduled-posts/{schedule_id}``, and a post's ``attempts``, ``events``
-and ``retry`` (logic: ``logic/posts.py``, ``logic/event_feed.py``, ``logic/recovery.py``).
+and ``retry`` (logic: ``logic/posts.py``, ``logic/drafts.py`` for PATCH and DELETE, which hands
+what is not a draft on to ``logic/posts.py``, ``logic/event_feed.py``, ``logic/recovery.py``).
 
 A single-post answer carries the post's ``ETag`` (``models.api.etag_of``), to send back in
 ``If-Match``.
@@ -8,10 +9,11 @@ A single-post answer carries the post's ``ETag`` (``models.api.etag_of``), to se
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from scheduled_posts.api.docs import COMMON, responses
@@ -26,7 +28,7 @@ from scheduled_posts.api.params import (
     PostDepsArg,
     ScheduleId,
 )
-from scheduled_posts.logic import event_feed, recovery
+from scheduled_posts.logic import drafts, event_feed, recovery
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.models.api import (
     ID_PATTERN,
@@ -37,9 +39,9 @@ from scheduled_posts.models.api import (
     PostCreate,
     PostOut,
     PostPage,
-    PostPatch,
     etag_of,
 )
+from scheduled_posts.models.drafts import PostEditBody
 from scheduled_posts.models.post import PostStatus
 
 router = APIGatewayHttpRouter()
@@ -53,11 +55,15 @@ _CHANGED = responses(
         " or channels"
     },
 )
-_CANCELLED = responses(
-    PostOut,
-    errors=(*COMMON, 409, 412),
-    overrides={409: "The post is neither scheduled nor waiting for its next attempt"},
-)
+_CANCELLED = {
+    **responses(
+        PostOut,
+        errors=(*COMMON, 409, 412),
+        overrides={409: "The post is neither scheduled nor waiting for its next attempt"},
+        description="Cancelled: the cancelled post",
+    ),
+    204: cast(OpenAPIResponse, {"description": "A draft, deleted (nothing is left to show)"}),
+}
 
 
 def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
@@ -71,7 +77,7 @@ def _post_response(post: PostOut, status: int = 200) -> Response[PostOut]:
 
 @router.post(
     "/v1/scheduled-posts",
-    summary="Schedule a post",
+    summary="Schedule a post (or, without publish_at, create a draft)",
     responses=responses(
         PostOut,
         201,
@@ -137,30 +143,32 @@ def get_post(schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg) -> Respon
 
 @router.patch(
     "/v1/scheduled-posts/<schedule_id>",
-    summary="Edit a scheduled post",
+    summary="Edit a scheduled post or a draft (a draft given publish_at is scheduled)",
     responses=_CHANGED,
 )
 def update_post(
     schedule_id: ScheduleId,
-    body: PostPatch,
+    body: PostEditBody,
     owner: Owner,
     deps: PostDepsArg,
     if_match: IfMatch = None,
 ) -> Response[PostOut]:
-    post = post_logic.update_post(owner, schedule_id, body, if_match=if_match, deps=deps)
+    post = drafts.update_post(owner, schedule_id, body, if_match=if_match, deps=deps)
     return _post_response(PostOut.of(post))
 
 
 @router.delete(
     "/v1/scheduled-posts/<schedule_id>",
-    summary="Cancel a scheduled post",
+    summary="Cancel a scheduled post, or delete a draft",
     responses=_CANCELLED,
 )
 def cancel_post(
     schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg, if_match: IfMatch = None
-) -> Response[PostOut]:
-    post = post_logic.cancel_post(owner, schedule_id, if_match=if_match, deps=deps)
-    return _post_response(PostOut.of(post))
+) -> Response[PostOut | None]:
+    post = drafts.delete_post(owner, schedule_id, if_match=if_match, deps=deps)
+    if post is None:
+        return Response(status_code=204)
+    return _post_response(PostOut.of(post))  # type: ignore[return-value]
 
 
 @router.get(

@@ -158,11 +158,14 @@ def _visible(
     channel_id: str | None,
     series_id: str | None,
 ) -> Any:
-    """The filter of :meth:`PostReader.query_owner`: unexpired, and of ``status``, naming
+    """The filter of :meth:`PostReader.query_owner`: unexpired, and of ``status`` (no draft
+    without one), naming
     ``channel_id`` and ``owner``'s (on ``by_series``) when given."""
     visible = Attr("expires_at").not_exists() | Attr("expires_at").gt(epoch_seconds(now))
     if status is not None:
         visible &= Attr("status").eq(status.value)
+    else:  # drafts are listed only when asked for (decision "Drafts")
+        visible &= Attr("status").ne(PostStatus.DRAFT.value)
     if channel_id is not None:
         visible &= Attr("channel_ids").contains(channel_id)
     if series_id is not None:

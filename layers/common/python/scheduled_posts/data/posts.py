@@ -291,6 +291,10 @@ class PostRepository(PostReader):
             items.append({"Put": {"TableName": self._due_name, "Item": marker}})
         return items
 
+    def entry_items(self, post: Post, *, late: bool) -> list[dict[str, Any]]:
+        """The ``Put`` actions of ``post``'s due entry (and late marker, when ``late``)."""
+        return self._put_entry_items(post, late=late)
+
     def create_items(self, post: Post, *, late: bool, max_pending: int) -> list[dict[str, Any]]:
         """The create transaction's actions (post first, pending counter last), for callers
         that add their own condition (``data.series``: an occurrence's series check)."""

@@ -9,6 +9,7 @@ their shared base, so both import it and neither imports the other. Nothing here
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,9 @@ class Arrow:
     targets: frozenset[str]
 
 
-def _arrow(name: str, sources: set[PostStatus | str], targets: set[PostStatus]) -> Arrow:
+def _arrow(
+    name: str, sources: Iterable[PostStatus | str], targets: Iterable[PostStatus | str]
+) -> Arrow:
     return Arrow(name, frozenset(str(s) for s in sources), frozenset(str(t) for t in targets))
 
 
@@ -43,6 +46,12 @@ ARROWS: dict[str, Arrow] = {
     a.name: a
     for a in (
         _arrow("create", {_INITIAL}, {_S}),
+        # Drafts (``lifecycle/drafts.py``): no publish_at, never dispatched; a deleted draft is
+        # gone (the diagram's final marker, which the table leaves out).
+        _arrow("create_draft", {_INITIAL}, {PostStatus.DRAFT}),
+        _arrow("edit_draft", {PostStatus.DRAFT}, {PostStatus.DRAFT}),
+        _arrow("schedule_draft", {PostStatus.DRAFT}, {_S}),
+        _arrow("delete_draft", {PostStatus.DRAFT}, set()),
         _arrow("edit", {_S}, {_S}),
         _arrow("cancel", {_S}, {PostStatus.CANCELLED}),
         _arrow("cancel_waiting", {_P}, {PostStatus.CANCELLED}),

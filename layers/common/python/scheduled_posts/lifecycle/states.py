@@ -8,6 +8,7 @@ from enum import StrEnum
 # Where a post is in its lifecycle (the nodes of the state diagram). No docstring on purpose:
 # the API's OpenAPI document shows this enum, and its description there stays as it was.
 class PostStatus(StrEnum):
+    DRAFT = "draft"
     SCHEDULED = "scheduled"
     PUBLISHING = "publishing"
     PUBLISHED = "published"

@@ -28,7 +28,8 @@ from pydantic import BaseModel
 
 from scheduled_posts.clock import Clock, epoch_seconds
 from scheduled_posts.data.account import CREATE_KEY_PREFIX, CREATE_SERIES_KEY_PREFIX, AccountStore
-from scheduled_posts.logic.posts import PostDeps, create_post, idempotent_schedule_id
+from scheduled_posts.logic.drafts import create_post_or_draft
+from scheduled_posts.logic.posts import PostDeps, idempotent_schedule_id
 from scheduled_posts.logic.series import SeriesDeps, create_series, series_out
 from scheduled_posts.models.api import PostCreate, PostOut
 from scheduled_posts.models.recurring import SeriesCreate, SeriesOut
@@ -149,14 +150,15 @@ class IdempotentCreator(Generic[DepsT, BodyT, OutT]):
 
 
 class PostCreator(IdempotentCreator[PostDeps, PostCreate, PostOut]):
-    """Creates posts (:func:`scheduled_posts.logic.posts.create_post`), idempotently when the
+    """Creates posts and drafts (:func:`scheduled_posts.logic.drafts.create_post_or_draft`),
+    idempotently when the
     request carries a key; the post id is derived from (owner, key, body)."""
 
     key_prefix = CREATE_KEY_PREFIX
     output_model = PostOut
 
     def _write(self, body: PostCreate, *, owner: str, created_id: str | None) -> PostOut:
-        post = create_post(body, owner=owner, deps=self.deps, schedule_id=created_id)
+        post = create_post_or_draft(body, owner=owner, deps=self.deps, schedule_id=created_id)
         return PostOut.of(post)
 
 

@@ -137,7 +137,7 @@ def _late_horizon(now: datetime, settings: Settings) -> datetime:
     return now + timedelta(seconds=settings.LOOKAHEAD_SECONDS + keys.LATE_MARGIN_SECONDS)
 
 
-def _needs_marker(publish_at: datetime, now: datetime, settings: Settings) -> bool:
+def needs_marker(publish_at: datetime, now: datetime, settings: Settings) -> bool:
     return publish_at <= _late_horizon(now, settings)
 
 
@@ -145,7 +145,7 @@ def _error(loc: list[Any], msg: str, kind: str) -> dict[str, Any]:
     return {"loc": loc, "msg": msg, "type": kind}
 
 
-def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
+def publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
     loc = ["body", "publish_at"]
     if publish_at < now:
         return [_error(loc, "must not be in the past", "publish_at_past")]
@@ -162,12 +162,12 @@ def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) 
     return []
 
 
-def _raise_if(errors: list[dict]) -> None:
+def raise_if(errors: list[dict]) -> None:
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
 
 
-def _promote(post: Post, now: datetime, deps: PostDeps) -> None:
+def promote(post: Post, now: datetime, deps: PostDeps) -> None:
     promote_if_due(post, now, promoter=deps.promoter, settings=deps.settings)
 
 
@@ -209,8 +209,8 @@ def create_post(
     settings, now = deps.settings, deps.clock.now()
     queued = request.publish_at == NEXT_FREE_SLOT
     publish_at = now if request.publish_at == "now" else request.publish_at
-    _raise_if(
-        ([] if queued else _publish_at_errors(publish_at, now, settings))  # type: ignore[arg-type]
+    raise_if(
+        ([] if queued else publish_at_errors(publish_at, now, settings))  # type: ignore[arg-type]
         + channel_errors(
             owner,
             request.channel_ids,
@@ -223,7 +223,7 @@ def create_post(
     )
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
-    queue_slot = _reserve_slot(request, owner, schedule_id, deps) if queued else None
+    queue_slot = reserve_slot(request, owner, schedule_id, deps) if queued else None
     post = Post(
         schedule_id=schedule_id,
         owner=owner,
@@ -247,12 +247,12 @@ def create_post(
         )
         stored = deps.posts.create(
             post,
-            late=_needs_marker(post.publish_at, now, settings),
+            late=needs_marker(post.publish_at, now, settings),
             max_pending=settings.MAX_PENDING_POSTS,
         )
     except Exception:
         if queue_slot is not None:
-            _let_go_of_slot(post, post.model_copy(update={"queue_slot": None}), deps)
+            let_go_of_slot(post, post.model_copy(update={"queue_slot": None}), deps)
         raise
     if stored is not post:  # an earlier try of this very create had committed
         return stored
@@ -260,11 +260,11 @@ def create_post(
         "post scheduled",
         extra={"schedule_id": schedule_id, "publish_at": format_instant(post.publish_at)},
     )
-    _promote(post, now, deps)
+    promote(post, now, deps)
     return post
 
 
-def _reserve_slot(request: PostCreate, owner: str, schedule_id: str, deps: PostDeps) -> datetime:
+def reserve_slot(request: PostCreate, owner: str, schedule_id: str, deps: PostDeps) -> datetime:
     """The queue slot reserved for the post (``"publish_at": "next_free_slot"``)."""
     if deps.queue is None:
         raise ValidationFailedError(
@@ -410,9 +410,9 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     """
     errors: list[dict] = []
     if patch.publish_at is not None:
-        errors += _publish_at_errors(patch.publish_at, now, deps.settings)
+        errors += publish_at_errors(patch.publish_at, now, deps.settings)
     errors += patched_channel_errors(owner, post, patch, channels=deps.channels, media=deps.media)
-    _raise_if(errors)
+    raise_if(errors)
     attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language", "variants"):
@@ -434,7 +434,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     return link_cards.frozen_on_edit(post, new, patch, channels=deps.channels, deps=deps.link_cards)
 
 
-def _let_go_of_slot(old: Post, new: Post, deps: PostDeps) -> None:
+def let_go_of_slot(old: Post, new: Post, deps: PostDeps) -> None:
     """Free ``old``'s queue slot once the stored ``new`` no longer holds it (best effort: a
     slot left behind is stale and taken over by the next reservation)."""
     if deps.queue is None or old.queue_slot is None:
@@ -495,8 +495,8 @@ def update_post(
             deps.posts.replace(
                 post,
                 new,
-                old_late=_needs_marker(post.publish_at, now, settings),
-                new_late=_needs_marker(new.publish_at, now, settings),
+                old_late=needs_marker(post.publish_at, now, settings),
+                new_late=needs_marker(new.publish_at, now, settings),
             )
         except VersionConflictError as exc:
             if expected is not None:
@@ -505,8 +505,8 @@ def update_post(
                 continue
             raise _kept_changing() from exc
         logger.info("post edited", extra={"schedule_id": schedule_id, "version": new.version})
-        _let_go_of_slot(post, new, deps)
-        _promote(new, now, deps)
+        let_go_of_slot(post, new, deps)
+        promote(new, now, deps)
         return new
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -526,12 +526,12 @@ def _reschedule_missed(
     if expected is not None and etag(post) not in expected:
         raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
     assert patch.publish_at is not None
-    errors = _publish_at_errors(patch.publish_at, now, settings)
+    errors = publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
     errors += patched_channel_errors(
         post.owner, post, patch, channels=deps.channels, media=deps.media
     )
-    _raise_if(errors)
+    raise_if(errors)
     attach_media(post.owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
@@ -555,11 +555,11 @@ def _reschedule_missed(
     deps.posts.reschedule_missed(
         post,
         new,
-        new_late=_needs_marker(new.publish_at, now, settings),
+        new_late=needs_marker(new.publish_at, now, settings),
         max_pending=settings.MAX_PENDING_POSTS,
     )
     logger.info("missed post rescheduled", extra={"schedule_id": post.schedule_id})
-    _promote(new, now, deps)
+    promote(new, now, deps)
     return new
 
 
@@ -652,7 +652,7 @@ def cancel_post(
             deps.posts.replace(
                 post,
                 new,
-                old_late=_needs_marker(post.publish_at, now, settings),
+                old_late=needs_marker(post.publish_at, now, settings),
                 new_late=False,
                 now=now,
                 attempts=attempts,
@@ -664,7 +664,7 @@ def cancel_post(
                 continue
             raise _kept_changing() from exc
         release_pending_best_effort(deps.posts.posts_table, owner=owner, schedule_id=schedule_id)
-        _let_go_of_slot(post, new, deps)
+        let_go_of_slot(post, new, deps)
         logger.info("post cancelled", extra={"schedule_id": schedule_id})
         return new
     raise AssertionError("unreachable")  # pragma: no cover

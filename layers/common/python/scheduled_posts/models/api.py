@@ -35,7 +35,7 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.models.channel_fields import OriginUrl, PlatformName
 from scheduled_posts.models.link_card import LinkCard, LinkCardIn
 from scheduled_posts.models.network import ChannelLimits
-from scheduled_posts.models.post import Attempt, Channel, Delivery, Post
+from scheduled_posts.models.post import Attempt, Channel, Delivery, Post, PostStatus
 from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: their first home)
     ID_PATTERN,
     MAX_CHANNELS_PER_POST,
@@ -253,7 +253,12 @@ class PostCreate(BaseModel):
 
     content: Content
     media_ids: MediaIds = Field(default_factory=list)
-    publish_at: CreatePublishAt
+    #: Absent: the post is a draft (decision "Drafts"); an explicit null is refused.
+    publish_at: Annotated[
+        CreatePublishAt | None,
+        BeforeValidator(_not_null),
+        Field(description="Left out: the post is a draft (never sent until given a publish_at)"),
+    ] = None
     channel_ids: ChannelIds
     language: Language | None = None
     variants: Variants = Field(default_factory=dict)
@@ -359,7 +364,7 @@ class PostOut(BaseModel):
     status: str
     content: str
     media_ids: list[str]
-    publish_at: str
+    publish_at: str | None = Field(description="null for a draft")
     channel_ids: list[str]
     deliveries: list[DeliveryOut] = Field(
         description="One per channel, with what it publishes (its effective content)"
@@ -399,7 +404,7 @@ class PostOut(BaseModel):
             status=post.status.value,
             content=post.content,
             media_ids=list(post.media_ids),
-            publish_at=format_instant(post.publish_at),
+            publish_at=None if post.status == PostStatus.DRAFT else format_instant(post.publish_at),
             channel_ids=list(post.channel_ids),
             deliveries=deliveries,
             language=post.language,
