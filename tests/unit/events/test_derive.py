@@ -366,3 +366,15 @@ def test_derive_series_ended_or_cancelled_is_series_stopped_once() -> None:
         assert event.reason == status  # type: ignore[attr-defined]
         assert checked(new, {**new, "updated_at": "2026-12-01T12:00:01.000Z"}) == []
     assert checked(old, {**old, "status": "paused", "version": 3}) == []
+
+
+def test_derive_delivery_published_carries_the_receipt_in_its_schema() -> None:
+    old = publishing()
+    new = _finish(old, PostStatus.PUBLISHED)
+    receipt = {"cid": "bafyreib2", "rev": "3lbcdefghijkl"}
+    new["deliveries"]["c1"].update(
+        status="published", remote_id="at://did:plc:a/app.bsky.feed.post/3k", receipt=receipt
+    )
+    events = checked(old, new)  # validated against the schema in docs/events.md
+    assert events[0].channel.receipt.to_item() == receipt  # type: ignore[attr-defined]
+    assert event_body(events[0])["channel"]["receipt"] == receipt

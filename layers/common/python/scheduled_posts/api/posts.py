@@ -28,6 +28,7 @@ from scheduled_posts.api.params import (
 )
 from scheduled_posts.logic import event_feed, recovery
 from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic.permalinks import planned_urls_of
 from scheduled_posts.models.api import (
     ID_PATTERN,
     AttemptList,
@@ -132,7 +133,8 @@ def list_posts(
     responses=responses(PostOut),
 )
 def get_post(schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg) -> Response[PostOut]:
-    return _post_response(PostOut.of(post_logic.get_post(owner, schedule_id, deps=deps)))
+    post = post_logic.get_post(owner, schedule_id, deps=deps)
+    return _post_response(PostOut.of(post, planned_urls_of(owner, post, deps.channels)))
 
 
 @router.patch(
@@ -148,7 +150,7 @@ def update_post(
     if_match: IfMatch = None,
 ) -> Response[PostOut]:
     post = post_logic.update_post(owner, schedule_id, body, if_match=if_match, deps=deps)
-    return _post_response(PostOut.of(post))
+    return _post_response(PostOut.of(post, planned_urls_of(owner, post, deps.channels)))
 
 
 @router.delete(

@@ -134,6 +134,7 @@ def _outcome(delivery: Delivery, raw: Mapping[str, Any]) -> ChannelOutcome:
         lag_seconds=delivery.lag_seconds,
         last_error=delivery.last_error,
         next_attempt_at=delivery.next_attempt_at,
+        receipt=delivery.receipt,
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
+from scheduled_posts.models.receipt import Receipt
 
 
 class EventType(StrEnum):
@@ -53,6 +54,8 @@ class ChannelOutcome(BaseModel):
     lag_seconds: float | None = None
     last_error: str | None = None
     next_attempt_at: datetime | None = None
+    #: What the network returned when it published (``models/receipt.py``).
+    receipt: Receipt | None = None
 
     @field_serializer("published_at", "next_attempt_at")
     def _instant(self, value: datetime | None) -> str | None:

@@ -23,6 +23,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
     PostStatus,
 )
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.variants import Variant
 
 
@@ -77,6 +78,8 @@ class Delivery(BaseModel):
     started_at: datetime | None = None
     #: The HTTP status of the folded published attempt (with ``started_at``); None otherwise.
     http_status: int | None = None
+    #: What the network returned when it published (decision "Receipts"); None until then.
+    receipt: Receipt | None = None
 
     def to_item(self) -> dict[str, Any]:
         """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
@@ -97,6 +100,7 @@ class Delivery(BaseModel):
             "first_attempt_at": _opt_str(self.first_attempt_at),
             "started_at": _opt_str(self.started_at),
             "http_status": self.http_status,
+            "receipt": self.receipt.to_item() if self.receipt and not self.receipt.empty else None,
         }
         return {name: value for name, value in item.items() if value is not None}
 
@@ -118,6 +122,7 @@ class Delivery(BaseModel):
             first_attempt_at=_opt_instant(item.get("first_attempt_at")),
             started_at=_opt_instant(item.get("started_at")),
             http_status=int(item["http_status"]) if item.get("http_status") is not None else None,
+            receipt=Receipt.from_item(item.get("receipt")),
         )
 
 

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.variants import NetworkOptions
 
 
@@ -117,6 +118,9 @@ class DeliveryResult(BaseModel):
     #: The network's ids of the post's media, in the post's order (Bluesky: the blob CIDs),
     #: each checked as the adapter read it; empty for a post without media.
     media_remote_ids: tuple[str, ...] = ()
+    #: What the network returned, for the creator to check (``models/receipt.py``); None for a
+    #: failure or an adapter that gives none.
+    receipt: Receipt | None = None
 
 
 class PlatformAdapter(Protocol):
