@@ -26,7 +26,7 @@ from scheduled_posts.api.params import (
     PostDepsArg,
     ScheduleId,
 )
-from scheduled_posts.logic import event_feed, recovery
+from scheduled_posts.logic import event_feed, recovery, verify
 from scheduled_posts.logic import posts as post_logic
 from scheduled_posts.logic.permalinks import planned_urls_of
 from scheduled_posts.models.api import (
@@ -201,3 +201,14 @@ def retry_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[Po
         owner, schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
     )
     return _post_response(PostOut.of(post), 202)
+
+
+@router.post(
+    "/v1/scheduled-posts/<schedule_id>/verify",
+    summary="Read the post's published deliveries back from their networks now",
+    responses=responses(PostOut),
+)
+def verify_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[PostOut]:
+    verify.verify_post(owner, schedule_id, deps=deps.verify_deps)
+    post = post_logic.get_post(owner, schedule_id, deps=deps.post_deps)
+    return _post_response(PostOut.of(post))

@@ -312,6 +312,12 @@ class DeliveryOut(BaseModel):
     receipt: Receipt | None = Field(
         None, description="What the network returned when it published (docs/api.md, Receipts)"
     )
+    verified_at: str | None = Field(
+        None, description="When the network last showed the published post (docs/api.md)"
+    )
+    verification: Literal["missing", "changed"] | None = Field(
+        None, description="The open finding of the last read-back on the network"
+    )
     planned_remote_url: str | None = Field(
         None,
         description="The public page this delivery will have, known before publishing "
@@ -345,6 +351,8 @@ class DeliveryOut(BaseModel):
             remote_url=delivery.remote_url,
             receipt=delivery.receipt,
             planned_remote_url=planned,
+            verified_at=_opt(delivery.verified_at),
+            verification=delivery.verification,
             published_at=_opt(delivery.published_at),
             last_error=delivery.last_error,
             next_attempt_at=_opt(delivery.next_attempt_at)

@@ -80,6 +80,10 @@ class Delivery(BaseModel):
     http_status: int | None = None
     #: What the network returned when it published (decision "Receipts"); None until then.
     receipt: Receipt | None = None
+    #: When the network last showed the published post (``logic/verify.py``); None: not yet.
+    verified_at: datetime | None = None
+    #: The open finding of the last read-back: ``missing`` or ``changed``; None: none.
+    verification: str | None = None
 
     def to_item(self) -> dict[str, Any]:
         """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
@@ -101,6 +105,8 @@ class Delivery(BaseModel):
             "started_at": _opt_str(self.started_at),
             "http_status": self.http_status,
             "receipt": self.receipt.to_item() if self.receipt and not self.receipt.empty else None,
+            "verified_at": _opt_str(self.verified_at),
+            "verification": self.verification,
         }
         return {name: value for name, value in item.items() if value is not None}
 
@@ -123,6 +129,8 @@ class Delivery(BaseModel):
             started_at=_opt_instant(item.get("started_at")),
             http_status=int(item["http_status"]) if item.get("http_status") is not None else None,
             receipt=Receipt.from_item(item.get("receipt")),
+            verified_at=_opt_instant(item.get("verified_at")),
+            verification=item.get("verification"),
         )
 
 
