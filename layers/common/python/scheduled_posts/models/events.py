@@ -35,6 +35,7 @@ class EventType(StrEnum):
     DELIVERY_PUBLISHED = "delivery.published"
     DELIVERY_FAILED = "delivery.failed"
     DELIVERY_RETRYING = "delivery.retrying"
+    DELIVERY_VERIFICATION_FAILED = "delivery.verification_failed"
     SERIES_STOPPED = "series.stopped"
     MEDIA_REJECTED = "media.rejected"
 
@@ -158,6 +159,14 @@ class DeliveryFailed(DeliveryEvent):
     type: Literal[EventType.DELIVERY_FAILED] = EventType.DELIVERY_FAILED
 
 
+class DeliveryVerificationFailed(DeliveryEvent):
+    """A read-back found a published delivery ``missing`` or ``changed`` on its network
+    (``logic/verify.py``); once per finding (decision "Verification on the network")."""
+
+    type: Literal[EventType.DELIVERY_VERIFICATION_FAILED] = EventType.DELIVERY_VERIFICATION_FAILED
+    finding: Literal["missing", "changed"]
+
+
 class DeliveryRetrying(DeliveryEvent):
     """A channel will be tried again at ``next_attempt_at``."""
 
@@ -212,6 +221,7 @@ EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.DELIVERY_PUBLISHED: DeliveryPublished,
     EventType.DELIVERY_FAILED: DeliveryFailed,
     EventType.DELIVERY_RETRYING: DeliveryRetrying,
+    EventType.DELIVERY_VERIFICATION_FAILED: DeliveryVerificationFailed,
     EventType.SERIES_STOPPED: SeriesStopped,
     EventType.MEDIA_REJECTED: MediaRejected,
 }
@@ -228,6 +238,7 @@ OutcomeEvent = Annotated[
     | DeliveryPublished
     | DeliveryFailed
     | DeliveryRetrying
+    | DeliveryVerificationFailed
     | SeriesStopped
     | MediaRejected,
     Field(discriminator="type"),
