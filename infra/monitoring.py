@@ -70,6 +70,12 @@ class MonitoringConstruct(Construct):
         misses = self._service_metric(Metric.RECONCILIATION_MISSES, "Sum")
 
         self._alarm(
+            "VerificationFindingsAlarm",
+            self._service_metric(Metric.VERIFICATION_FINDINGS, "Sum"),
+            threshold=1,
+            description="A published post is missing or changed on its network (read-back)",
+        )
+        self._alarm(
             "PublishLagP99Alarm",
             lag["p99"],
             threshold=config.lag_alarm_p99_seconds,

@@ -72,6 +72,12 @@ def test_alarm_any_missed_post(dev: Synthesized) -> None:
     assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
 
 
+def test_alarm_verification_findings_at_the_first_one(dev: Synthesized) -> None:
+    alarm = _alarm(dev, "VerificationFindings")
+    assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
 def test_alarm_reconciliation_misses_above_zero(dev: Synthesized) -> None:
     alarm = _alarm(dev, "ReconciliationMisses")
     assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
@@ -114,7 +120,7 @@ def test_alarm_every_dead_letter_queue_message(dev: Synthesized) -> None:
 def test_alarms_all_notify_the_topic(dev: Synthesized) -> None:
     (topic_id,) = dev.of_type("AWS::SNS::Topic")
     alarms = dev.of_type("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 11 + 3 + 2  # plus the outbox relay's three and the notifier's two
+    assert len(alarms) == 11 + 3 + 2 + 1  # the relay's three, the notifier's two, read-back's
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from local.bluesky import LocalPds, delete_post
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
+from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.observability import metrics
 from tests.integration.networks.conftest import NetworkFirePath, make_channels
 from tests.support.api import ApiClient
 
@@ -47,8 +51,18 @@ def test_verify_published_deliveries_get_verified_at_then_missing_once_deleted(
     world: tuple[NetworkFirePath, ApiClient],
     stand_in: tuple[MastodonStandIn, str],
     local_pds: LocalPds,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fire, api = world
+    findings: list[float] = []
+    real = metrics.add_metric
+
+    def counted(*, name: str, unit: Any, value: float) -> None:
+        if name == Metric.VERIFICATION_FINDINGS:
+            findings.append(value)
+        real(name=name, unit=unit, value=value)
+
+    monkeypatch.setattr(metrics, "add_metric", counted)
     schedule_id, mastodon_id, bluesky_id, sky = _published(world, stand_in, local_pds, "verified")
     path = f"/v1/scheduled-posts/{schedule_id}"
     assert api.get(path).json["deliveries"][0]["verified_at"] is None
@@ -68,6 +82,10 @@ def test_verify_published_deliveries_get_verified_at_then_missing_once_deleted(
     # verified_at keeps the last time the network showed it; the post stays published
     assert second[bluesky_id]["verified_at"] == first[bluesky_id]["verified_at"]
     assert second[bluesky_id]["status"] == "published"
+    assert findings == [1, 1]  # one per finding ...
+    fire.clock.advance(60)
+    assert _deliveries(api, path)[bluesky_id]["verification"] == "missing"
+    assert findings == [1, 1]  # ... not one per read
 
 
 def test_verify_a_status_there_again_clears_the_finding(

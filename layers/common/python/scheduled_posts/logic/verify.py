@@ -27,11 +27,13 @@ from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.verifications import VerificationStore
 from scheduled_posts.errors import PostNotFoundError
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.lifecycle.states import DeliveryStatus
 from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.models.network import ChannelStatus
 from scheduled_posts.models.post import Channel, Delivery, Post
 from scheduled_posts.models.variants import effective_for
+from scheduled_posts.observability import metrics
 from scheduled_posts.platforms.http import OutboundHttp
 from scheduled_posts.platforms.readback import Seen, read_bluesky, read_mastodon
 
@@ -130,7 +132,10 @@ def verify_loaded(
         if outcome == "present":
             deps.store.record(post.schedule_id, planned.channel_id, verified_at=now, finding=None)
         elif outcome in ("missing", "changed"):
-            deps.store.record(
+            written = deps.store.record(
                 post.schedule_id, planned.channel_id, verified_at=None, finding=outcome
             )
+            if written and post.deliveries[planned.channel_id].verification != outcome:
+                metric = Metric.VERIFICATION_FINDINGS  # once per finding, as the event
+                metrics.add_metric(name=metric, unit=metric.unit, value=1)
     return seen
