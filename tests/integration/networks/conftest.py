@@ -4,6 +4,7 @@ the Mastodon stand-in and the reference PDS (``local_pds``), shared by this fold
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from moto import mock_aws
 
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
+from scheduled_posts.clock import format_instant
 from scheduled_posts.logic.network_delivery import default_adapters
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.platforms.bluesky import BlueskyClient
@@ -105,3 +107,26 @@ def make_channels(
         mastodon_account.token,
         bluesky_account,
     )
+
+
+def published_post(
+    world: tuple[NetworkFirePath, ApiClient],
+    stand_in: tuple[MastodonStandIn, str],
+    pds: LocalPds,
+    name: str,
+) -> tuple[str, str, str, Any]:
+    """A post to a new Mastodon and Bluesky channel of ``name``, published through the fire
+    path: ``(schedule_id, mastodon_id, bluesky_id, bluesky_account)``."""
+    path, api = world
+    mastodon_id, bluesky_id, _, sky = make_channels(api, stand_in, pds, name)
+    created = api.post(
+        "/v1/scheduled-posts",
+        {
+            "content": "Still there?",
+            "publish_at": format_instant(path.clock.now() + timedelta(seconds=65)),
+            "channel_ids": [mastodon_id, bluesky_id],
+        },
+    )
+    assert created.status == 201, created.json
+    path.driver.run_for(200)
+    return created.json["schedule_id"], mastodon_id, bluesky_id, sky

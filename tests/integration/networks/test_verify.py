@@ -6,7 +6,6 @@ through the real fire path to the reference PDS and the Mastodon stand-in is rea
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,29 +15,9 @@ from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
 from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.observability import metrics
-from tests.integration.networks.conftest import NetworkFirePath, make_channels
+from tests.integration.networks.conftest import NetworkFirePath
+from tests.integration.networks.conftest import published_post as _published
 from tests.support.api import ApiClient
-
-
-def _published(
-    world: tuple[NetworkFirePath, ApiClient],
-    stand_in: tuple[MastodonStandIn, str],
-    pds: LocalPds,
-    name: str,
-) -> tuple[str, str, str, Any]:
-    fire, api = world
-    mastodon_id, bluesky_id, _, sky = make_channels(api, stand_in, pds, name)
-    created = api.post(
-        "/v1/scheduled-posts",
-        {
-            "content": "Still there?",
-            "publish_at": format_instant(fire.clock.now() + timedelta(seconds=65)),
-            "channel_ids": [mastodon_id, bluesky_id],
-        },
-    )
-    assert created.status == 201, created.json
-    fire.driver.run_for(200)
-    return created.json["schedule_id"], mastodon_id, bluesky_id, sky
 
 
 def _deliveries(api: ApiClient, path: str) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.channels import ChannelRepository
@@ -51,6 +52,20 @@ class PlannedRead:
     url: str
     remote_id: str
     cid: str | None
+    #: The channel's ``rate_limit_per_minute`` (None: no limit); the scheduled job counts its
+    #: reads against it (``logic/verify_job.py``).
+    rate_limit_per_minute: int | None = None
+
+
+class ReadBack(Protocol):
+    """What :func:`verify_loaded` uses (:class:`VerifyDeps` and the scheduled job's deps)."""
+
+    @property
+    def channels(self) -> ChannelRepository: ...
+    @property
+    def store(self) -> VerificationStore: ...
+    @property
+    def http(self) -> OutboundHttp: ...
 
 
 @dataclass(frozen=True)
@@ -76,7 +91,14 @@ def plan_reads(post: Post, channels: Mapping[str, Channel]) -> list[PlannedRead]
         assert delivery is not None and channel is not None and delivery.remote_id
         cid = delivery.receipt.cid if delivery.receipt else None
         planned.append(
-            PlannedRead(channel_id, channel.platform, channel.url, delivery.remote_id, cid)
+            PlannedRead(
+                channel_id,
+                channel.platform,
+                channel.url,
+                delivery.remote_id,
+                cid,
+                channel.rate_limit_per_minute,
+            )
         )
     return planned
 
@@ -121,13 +143,25 @@ def verify_post(
 
 
 def verify_loaded(
-    post: Post, *, deps: VerifyDeps, reader: Reader | None, now: datetime
+    post: Post, *, deps: ReadBack, reader: Reader | None, now: datetime
 ) -> dict[str, Seen]:
     """:func:`verify_post` of an already read ``post`` (the scheduled job's entry)."""
     channels = deps.channels.get_many(post.owner, post.channel_ids)
+    return apply_reads(post, plan_reads(post, channels), deps=deps, reader=reader, now=now)
+
+
+def apply_reads(
+    post: Post,
+    planned_reads: list[PlannedRead],
+    *,
+    deps: ReadBack,
+    reader: Reader | None,
+    now: datetime,
+) -> dict[str, Seen]:
+    """Make ``planned_reads`` (from :func:`plan_reads`) and write what each found."""
     read = reader or read_on_network(deps.http)
     seen: dict[str, Seen] = {}
-    for planned in plan_reads(post, channels):
+    for planned in planned_reads:
         seen[planned.channel_id] = outcome = read(planned)
         if outcome == "present":
             deps.store.record(post.schedule_id, planned.channel_id, verified_at=now, finding=None)
