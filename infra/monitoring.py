@@ -52,6 +52,7 @@ class MonitoringConstruct(Construct):
         sweeper: lambda_.IFunction,
         worker: lambda_.IFunction,
         materializer: lambda_.IFunction,
+        verifier: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
@@ -110,6 +111,9 @@ class MonitoringConstruct(Construct):
             "MaterializerErrorsAlarm",
             materializer,
             "The materializer failed to extend a recurring schedule",
+        )
+        self._errors_alarm(
+            "VerifierErrorsAlarm", verifier, "The verifier could not read a post back"
         )
         self._alarm(
             "SeriesStoppedAlarm",
