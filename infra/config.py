@@ -118,6 +118,9 @@ class StageConfig(BaseModel):
     watchdog_timeout_seconds: int = Field(50, ge=10, le=900)
     reconciler_timeout_seconds: int = Field(240, ge=10, le=900)
     materializer_timeout_seconds: int = Field(120, ge=10, le=900)
+    #: The verifier reads at most ``VERIFY_MAX_POSTS_PER_RUN`` posts back, each read bounded by
+    #: the outbound timeouts.
+    verifier_timeout_seconds: int = Field(240, ge=10, le=900)
     memory_mb: int = Field(512, ge=128, le=10_240)
     #: The sweeper's memory when not ``memory_mb``: its share of a vCPU (one at 1,769 MB; Lambda
     #: Developer Guide, "Configure Lambda function memory") bounds how many due posts a run can

@@ -1,5 +1,5 @@
 """The fire path and its operations: dispatch queue + DLQ, sweeper, worker, watchdog, reconciler,
-and the materializer of recurring schedules (issue 13).
+and the materializer of recurring schedules (issue 13), and the verifier (scheduled verification).
 
 Sizing (see ``docs/decisions.md``): one post takes at most ``DELIVERY_TIMEOUT_SECONDS`` + 2 s
 (its channels are delivered concurrently), a batch of ``worker_batch_size`` posts is processed
@@ -40,6 +40,10 @@ MATERIALIZER_TABLE_ACTIONS = (
     "dynamodb:UpdateItem",
     "dynamodb:DeleteItem",
 )
+#: The verifier's posts-table actions: BatchGetItem (the window's posts and the channels),
+#: UpdateItem (``verified_at``/``verification`` and rate-limit counters). No Query, Scan, Put or
+#: Delete.
+VERIFIER_POSTS_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:UpdateItem")
 #: Schedule DLQs keep failed invocations for the SQS maximum, 14 days.
 _SCHEDULE_DLQ_RETENTION = Duration.days(14)
 
@@ -65,7 +69,7 @@ class DispatchConstruct(Construct):
         Every dispatch queue (``config.dispatch_queue_count``): ``queue`` first, then
         ``DispatchQueue2``, ``DispatchQueue3``, ...; each has its own worker mapping and
         dead-letters to ``dlq``.
-    sweeper, worker, watchdog, reconciler, materializer : aws_lambda.Function
+    sweeper, worker, watchdog, reconciler, materializer, verifier : aws_lambda.Function
     schedule_dlqs : dict[str, aws_sqs.Queue]
         One dead-letter queue per schedule, keyed by function name.
     """
@@ -141,6 +145,12 @@ class DispatchConstruct(Construct):
             environment=dict(tables_env),
             description="Writes the next occurrences of recurring schedules as posts",
         )
+        self.verifier = self._build_function(
+            "verifier",
+            timeout_seconds=config.verifier_timeout_seconds,
+            environment=dict(tables_env),
+            description="Reads recently published deliveries back from their networks",
+        )
         self._grant(posts=posts, due_index=due_index, idempotency=idempotency)
         # Only the worker (and the API) open credentials; it also seals refreshed sessions.
         credentials_key.grant(self.worker, "kms:Decrypt", "kms:GenerateDataKey")
@@ -152,6 +162,7 @@ class DispatchConstruct(Construct):
         self._build_schedule(
             "materializer", self.materializer, settings.MATERIALIZE_INTERVAL_SECONDS
         )
+        self._build_schedule("verifier", self.verifier, settings.VERIFY_INTERVAL_SECONDS)
 
     def _build_queue(self, definition: QueueDef, *, dead_letter: sqs.IQueue | None) -> sqs.Queue:
         queue = secure_queue(
@@ -226,6 +237,9 @@ class DispatchConstruct(Construct):
         # never a Scan or a batch (it reads only the series due for extension).
         for table in (posts, due_index):
             table.grant(self.materializer, *MATERIALIZER_TABLE_ACTIONS)
+        # Verifier: the window's due entries (Query), its posts and their channels, its writes.
+        due_index.grant(self.verifier, "dynamodb:Query")
+        posts.grant(self.verifier, *VERIFIER_POSTS_ACTIONS)
 
     def _build_worker_source(self) -> None:
         for queue in self.queues:

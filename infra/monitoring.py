@@ -52,6 +52,7 @@ class MonitoringConstruct(Construct):
         sweeper: lambda_.IFunction,
         worker: lambda_.IFunction,
         materializer: lambda_.IFunction,
+        verifier: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
@@ -69,6 +70,12 @@ class MonitoringConstruct(Construct):
         sweep = self._service_metric(Metric.SWEEP_DURATION_MS, "Maximum")
         misses = self._service_metric(Metric.RECONCILIATION_MISSES, "Sum")
 
+        self._alarm(
+            "VerificationFindingsAlarm",
+            self._service_metric(Metric.VERIFICATION_FINDINGS, "Sum"),
+            threshold=1,
+            description="A published post is missing or changed on its network (read-back)",
+        )
         self._alarm(
             "PublishLagP99Alarm",
             lag["p99"],
@@ -104,6 +111,9 @@ class MonitoringConstruct(Construct):
             "MaterializerErrorsAlarm",
             materializer,
             "The materializer failed to extend a recurring schedule",
+        )
+        self._errors_alarm(
+            "VerifierErrorsAlarm", verifier, "The verifier could not read a post back"
         )
         self._alarm(
             "SeriesStoppedAlarm",

@@ -149,6 +149,7 @@ class ScheduledPostsStack(Stack):
             sweeper=self.dispatch.sweeper,
             worker=self.dispatch.worker,
             materializer=self.dispatch.materializer,
+            verifier=self.dispatch.verifier,
         )
         self.monitoring.add_outbox(relay=self.outbox.relay, relay_dlq=self.outbox.dlq)
         self.monitoring.add_notify(notifier=self.notify.notifier, notify_dlq=self.notify.dlq)
@@ -223,6 +224,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "watchdog": stack.dispatch.watchdog,
         "reconciler": stack.dispatch.reconciler,
         "materializer": stack.dispatch.materializer,
+        "verifier": stack.dispatch.verifier,
         "relay": stack.outbox.relay,
         "notifier": stack.notify.notifier,
     }
@@ -249,7 +251,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "in the stage config, never implicitly.",
             ),
         ]
-        if name not in ("sweeper", "relay", "notifier"):
+        if name not in ("sweeper", "relay", "notifier", "verifier"):
             acks.append(
                 (
                     function,
@@ -260,7 +262,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 )
             )
         # EventBridge Scheduler's role may invoke any version/alias of the scheduled function.
-        if name in ("sweeper", "watchdog", "reconciler", "materializer"):
+        if name in ("sweeper", "watchdog", "reconciler", "materializer", "verifier"):
             logical_id = stack.get_logical_id(_cfn(function))
             acks.append(
                 (

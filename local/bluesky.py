@@ -184,6 +184,22 @@ def revoke_app_password(url: str, account: PdsAccount) -> None:
     )
 
 
+def delete_post(url: str, account: PdsAccount, rkey: str) -> None:
+    """Delete the account's post at ``rkey`` (``com.atproto.repo.deleteRecord``, logged in with
+    the account password), as a creator does in Bluesky's app."""
+    session = _xrpc(
+        url,
+        "com.atproto.server.createSession",
+        {"identifier": account.handle, "password": account.password},
+    )
+    _xrpc(
+        url,
+        "com.atproto.repo.deleteRecord",
+        {"repo": account.did, "collection": "app.bsky.feed.post", "rkey": rkey},
+        token=session["accessJwt"],
+    )
+
+
 def list_posts(url: str, did: str) -> list[dict[str, Any]]:
     """Every ``app.bsky.feed.post`` record of ``did`` (``com.atproto.repo.listRecords``, all
     pages): ``{"uri", "cid", "value"}`` each."""

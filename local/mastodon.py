@@ -15,7 +15,8 @@ seconds, so this stand-in is written to the documentation (docs/decisions.md N3)
   :data:`VISIBILITIES`), ``spoiler_text`` (counted in the length, as Mastodon does) and
   ``sensitive`` are stored and shown on the status.
 - ``GET /api/v1/accounts/{id}/statuses`` (newest first, ``limit``; public without a token, 403
-  for a token without a read scope) and ``GET /api/v1/statuses/{id}/source``.
+  for a token without a read scope), ``GET /api/v1/statuses/{id}/source`` and
+  ``DELETE /api/v1/statuses/{id}`` (the owner's token; 404 otherwise).
 - Media (``local/mastodon_media.py``): ``POST /api/v2/media`` (200 for an image, 202 while a
   video or GIF processes), ``GET``/``PUT /api/v1/media/:id`` (206 while processing),
   ``media_ids[]`` (form) or ``media_ids`` (JSON) on ``POST /api/v1/statuses`` with Mastodon's
@@ -258,6 +259,8 @@ class MastodonStandIn:
         match = re.fullmatch(r"/api/v1/statuses/([^/]+)", path)
         if match and method == "GET":
             return self._one(match.group(1))
+        if match and method == "DELETE":  # the owner's own status only, as Mastodon
+            return self._delete(account, match.group(1))
         match = re.fullmatch(r"/api/v1/statuses/([^/]+)/source", path)
         if match and method == "GET":
             found = next((s for s in self.statuses if s.id == match.group(1)), None)
@@ -317,6 +320,14 @@ class MastodonStandIn:
         found = next((s for s in self.statuses if s.id == status_id), None)
         if found is None:
             return 404, {"error": "Record not found"}
+        return 200, self._status_json(found)
+
+    def _delete(self, account: Account, status_id: str) -> tuple[int, Any]:
+        with self._lock:
+            found = next((s for s in self.statuses if s.id == status_id), None)
+            if found is None or found.account_id != account.id:
+                return 404, {"error": "Record not found"}
+            self.statuses.remove(found)
         return 200, self._status_json(found)
 
     def _list(self, account_id: str, query: dict[str, str]) -> list[dict[str, Any]]:

@@ -43,6 +43,7 @@ EXPECTED_ROUTE_KEYS = {
     "GET /v1/scheduled-posts/{schedule_id}/events",
     "GET /v1/events",
     "POST /v1/scheduled-posts/{schedule_id}/retry",
+    "POST /v1/scheduled-posts/{schedule_id}/verify",
     "DELETE /v1/me",
     "GET /v1/me/export",
     "GET /v1/me/erasure",

@@ -43,7 +43,7 @@ def test_api_and_worker_may_decrypt_and_make_data_keys_only(
     assert _kms_actions(dev, function) == {"kms:Decrypt", "kms:GenerateDataKey"}
 
 
-@pytest.mark.parametrize("function", ["sweeper", "watchdog", "reconciler"])
+@pytest.mark.parametrize("function", ["sweeper", "watchdog", "reconciler", "verifier"])
 def test_other_functions_cannot_use_the_credentials_key(dev: Synthesized, function: str) -> None:
     assert _kms_actions(dev, function) == set()
     assert "CredentialsKey" not in json.dumps(_role_statements(dev, function))

@@ -11,7 +11,17 @@ from infra.config import SERVICE_SETTINGS
 from scheduled_posts.settings import Settings
 from tests.infrastructure.conftest import Synthesized
 
-NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer", "relay", "notifier")
+NAMES = (
+    "api",
+    "sweeper",
+    "worker",
+    "watchdog",
+    "reconciler",
+    "materializer",
+    "verifier",
+    "relay",
+    "notifier",
+)
 POWERTOOLS_NAMES = {
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
@@ -28,6 +38,7 @@ def _function(stage: Synthesized, name: str) -> dict[str, Any]:
         "watchdog": dispatch.watchdog,
         "reconciler": dispatch.reconciler,
         "materializer": dispatch.materializer,
+        "verifier": dispatch.verifier,
         "relay": stage.stack.outbox.relay,
         "notifier": stage.stack.notify.notifier,
     }[name]
@@ -164,6 +175,24 @@ def test_materializer_role_has_no_queue_or_idempotency_access(dev: Synthesized) 
     assert "DueIndexTable" in policies
     assert "IdempotencyTable" not in policies
     assert "sqs:" not in policies
+
+
+def test_verifier_role_may_query_the_due_index_and_read_update_posts_only(
+    dev: Synthesized,
+) -> None:
+    due = {a for s in _statements_on(dev, "verifier", "DueIndexTable") for a in _actions(s)}
+    posts = {a for s in _statements_on(dev, "verifier", "PostsTable") for a in _actions(s)}
+    assert due == {"dynamodb:Query"}
+    assert posts == {"dynamodb:BatchGetItem", "dynamodb:UpdateItem"}
+    policies = _policy_documents(dev, "verifier")
+    assert "IdempotencyTable" not in policies
+    assert "sqs:" not in policies
+    assert "kms:" not in policies
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    actions = statement["Action"]
+    return {actions} if isinstance(actions, str) else set(actions)
 
 
 def _statements_on(stage: Synthesized, name: str, table: str) -> list[dict]:

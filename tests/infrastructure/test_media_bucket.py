@@ -124,7 +124,7 @@ def test_media_grants_are_least_privilege_on_media_objects(
     assert env["MEDIA_BUCKET_NAME"] == {"Ref": MEDIA_BUCKET.logical_id}
 
 
-@pytest.mark.parametrize("name", ["sweeper", "watchdog", "reconciler", "materializer"])
+@pytest.mark.parametrize("name", ["sweeper", "watchdog", "reconciler", "materializer", "verifier"])
 def test_media_bucket_not_reachable_by_other_dispatch_functions(
     dev: Synthesized, name: str
 ) -> None:

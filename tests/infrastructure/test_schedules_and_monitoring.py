@@ -1,4 +1,4 @@
-"""Schedules (sweeper, watchdog, reconciler, materializer), alarms, topic and dashboard."""
+"""Schedules (sweeper, watchdog, reconciler, materializer, verifier), alarms, topic, dashboard."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ def _schedule_for(stage: Synthesized, function: Any) -> dict[str, Any]:
         ("watchdog", "rate(1 minute)"),
         ("reconciler", "rate(5 minutes)"),
         ("materializer", "rate(5 minutes)"),
+        ("verifier", "rate(5 minutes)"),
     ],
 )
 def test_schedule_rate_retry_policy_and_own_dlq(
@@ -41,10 +42,10 @@ def test_schedule_rate_retry_policy_and_own_dlq(
     assert dlq == dev.logical_id(dev.stack.dispatch.schedule_dlqs[name])
 
 
-def test_schedules_exactly_four_with_distinct_dlqs(dev: Synthesized) -> None:
+def test_schedules_exactly_five_with_distinct_dlqs(dev: Synthesized) -> None:
     schedules = dev.of_type("AWS::Scheduler::Schedule").values()
     dlqs = {json.dumps(s["Properties"]["Target"]["DeadLetterConfig"]) for s in schedules}
-    assert len(dlqs) == 4
+    assert len(schedules) == len(dlqs) == 5
 
 
 def _alarm(stage: Synthesized, metric_name: str) -> dict[str, Any]:
@@ -72,12 +73,18 @@ def test_alarm_any_missed_post(dev: Synthesized) -> None:
     assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
 
 
+def test_alarm_verification_findings_at_the_first_one(dev: Synthesized) -> None:
+    alarm = _alarm(dev, "VerificationFindings")
+    assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
 def test_alarm_reconciliation_misses_above_zero(dev: Synthesized) -> None:
     alarm = _alarm(dev, "ReconciliationMisses")
     assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
-@pytest.mark.parametrize("name", ["sweeper", "materializer"])
+@pytest.mark.parametrize("name", ["sweeper", "materializer", "verifier"])
 def test_alarm_scheduled_function_errors(dev: Synthesized, name: str) -> None:
     function = {"Ref": dev.logical_id(getattr(dev.stack.dispatch, name))}
     alarms = [
@@ -114,7 +121,8 @@ def test_alarm_every_dead_letter_queue_message(dev: Synthesized) -> None:
 def test_alarms_all_notify_the_topic(dev: Synthesized) -> None:
     (topic_id,) = dev.of_type("AWS::SNS::Topic")
     alarms = dev.of_type("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 11 + 3 + 2  # plus the outbox relay's three and the notifier's two
+    # the relay's three, the notifier's two, read-back's findings, the verifier's two
+    assert len(alarms) == 11 + 3 + 2 + 1 + 2
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
 

@@ -205,7 +205,7 @@ def test_stand_in_unknown_method_answers_404_json(
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     try:
         connection.request(
-            "DELETE", "/api/v1/statuses/1", headers={"Authorization": f"Bearer {account.token}"}
+            "PATCH", "/api/v1/statuses/1", headers={"Authorization": f"Bearer {account.token}"}
         )
         answer = connection.getresponse()
         status, body = answer.status, json.loads(answer.read())
@@ -213,6 +213,27 @@ def test_stand_in_unknown_method_answers_404_json(
         connection.close()
 
     assert (status, body) == (404, {"error": "Not found"})
+
+
+def test_stand_in_delete_removes_the_owners_status_only(
+    stand_in: tuple[MastodonStandIn, int], account: Account
+) -> None:
+    state, _ = stand_in
+    other = state.add_account("other")
+    created, _, _ = state.handle(
+        "POST",
+        "/api/v1/statuses",
+        {},
+        {"authorization": f"Bearer {account.token}"},
+        {"status": "x"},
+    )
+    status_id = created and state.statuses[0].id
+    bearer = {"authorization": f"Bearer {other.token}"}
+    assert state.handle("DELETE", f"/api/v1/statuses/{status_id}", {}, bearer, None)[0] == 404
+    bearer = {"authorization": f"Bearer {account.token}"}
+    assert state.handle("DELETE", f"/api/v1/statuses/{status_id}", {}, bearer, None)[0] == 200
+    assert state.statuses == []
+    assert state.handle("GET", f"/api/v1/statuses/{status_id}", {}, {}, None)[0] == 404
 
 
 def test_stand_in_status_keeps_visibility_spoiler_and_sensitive(

@@ -19,6 +19,7 @@ from scheduled_posts.platforms.answers import (
     MAX_REMOTE_URL_CHARS,
     bounded_error,
     bounded_result,
+    receipt_from,
     safe_remote_id,
     safe_remote_url,
 )
@@ -134,3 +135,37 @@ def test_post_with_every_channel_at_its_longest_answer_stays_far_below_the_item_
     )
     # Then its item is under a quarter of DynamoDB's limit
     assert _item_bytes(post.to_item()) < ITEM_LIMIT_BYTES // 4
+
+
+# -- receipts (decision "Receipts") -------------------------------------------------------------
+
+
+def test_receipt_from_keeps_well_formed_values_and_normalises_created_at_to_utc() -> None:
+    receipt = receipt_from(
+        cid="bafyreib2rxk3ryblouj3fxza5jvx6psmwewwessc4m6g6e7pqhhkwqomfi",
+        rev="3lbcdefghijkl",
+        created_at="2026-12-02T14:00:00.123+01:00",
+        http_status=202,
+        body_sha256="a" * 64,
+    )
+    assert receipt is not None
+    assert receipt.created_at == "2026-12-02T13:00:00.123Z"
+    assert receipt.http_status == 202 and receipt.rev == "3lbcdefghijkl"
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        {"cid": "x" * 129},
+        {"cid": {"$link": "b"}},
+        {"rev": "has space"},
+        {"created_at": "2026-12-02T13:00:00"},  # no offset
+        {"created_at": "yesterday"},
+        {"http_status": 99},
+        {"http_status": True},
+        {"body_sha256": "A" * 64},
+        {"body_sha256": "a" * 63},
+    ],
+)
+def test_receipt_from_drops_hostile_values(hostile: dict[str, object]) -> None:
+    assert receipt_from(**hostile) is None  # type: ignore[arg-type]

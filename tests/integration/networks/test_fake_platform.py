@@ -18,10 +18,8 @@ from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.registry import registered
 from scheduled_posts.platforms.spec import CheckedCredentials, PlatformSpec, refused, required
 from scheduled_posts.platforms.text_length import LengthViolation
-from tests.integration.networks.test_network_fire_path import NetworkFirePath, world
+from tests.integration.networks.conftest import NetworkFirePath
 from tests.support.api import ApiClient
-
-__all__ = ["world"]  # the fire path and API fixture of the network tests
 
 GOOD_TOKEN = "fake-good-token-0001"
 

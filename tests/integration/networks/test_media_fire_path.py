@@ -27,7 +27,7 @@ from scheduled_posts.platforms.bluesky import BlueskyClient
 from scheduled_posts.platforms.http import OutboundHttp
 from scheduled_posts.platforms.webhook import WebhookAdapter
 from tests.integration.dispatch.conftest import build_fire_path
-from tests.integration.networks.test_network_fire_path import (
+from tests.integration.networks.conftest import (
     NetworkFirePath,
     bluesky_posts,
     make_channels,

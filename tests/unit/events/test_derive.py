@@ -4,6 +4,7 @@ the state diagram, the delivery events of a round, stable ids, and the schemas o
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -366,3 +367,35 @@ def test_derive_series_ended_or_cancelled_is_series_stopped_once() -> None:
         assert event.reason == status  # type: ignore[attr-defined]
         assert checked(new, {**new, "updated_at": "2026-12-01T12:00:01.000Z"}) == []
     assert checked(old, {**old, "status": "paused", "version": 3}) == []
+
+
+def test_derive_delivery_published_carries_the_receipt_in_its_schema() -> None:
+    old = publishing()
+    new = _finish(old, PostStatus.PUBLISHED)
+    receipt = {"cid": "bafyreib2", "rev": "3lbcdefghijkl"}
+    new["deliveries"]["c1"].update(
+        status="published", remote_id="at://did:plc:a/app.bsky.feed.post/3k", receipt=receipt
+    )
+    events = checked(old, new)  # validated against the schema in docs/events.md
+    assert events[0].channel.receipt.to_item() == receipt  # type: ignore[attr-defined]
+    assert event_body(events[0])["channel"]["receipt"] == receipt
+
+
+def _published_item() -> dict[str, Any]:
+    new = _finish(publishing(), PostStatus.PUBLISHED)
+    new["deliveries"]["c1"].update(status="published", remote_id="1")
+    return new
+
+
+def test_derive_a_read_back_finding_reports_verification_failed_once() -> None:
+    old = _published_item()
+    verified = copy.deepcopy(old)
+    verified["deliveries"]["c1"]["verified_at"] = "2026-12-02T12:00:00.000Z"
+    assert derive_events(old, verified) == []  # verified: no fact to report
+    missing = copy.deepcopy(verified)
+    missing["deliveries"]["c1"]["verification"] = "missing"
+    [event] = checked(verified, missing)
+    assert event.type == EventType.DELIVERY_VERIFICATION_FAILED
+    assert event.finding == "missing"  # type: ignore[attr-defined]
+    again = copy.deepcopy(missing)
+    assert derive_events(missing, again) == []  # the next run finds it missing again: no event

@@ -26,6 +26,7 @@ from scheduled_posts.data.notification_endpoints import NotificationEndpointRepo
 from scheduled_posts.data.posting_queue import PostingQueueStore
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
+from scheduled_posts.data.verifications import VerificationStore
 from scheduled_posts.logic.create import PostCreator, SeriesCreator
 from scheduled_posts.logic.cursor import CursorCodec, codec_for
 from scheduled_posts.logic.link_cards import LinkCardDeps
@@ -34,9 +35,10 @@ from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChe
 from scheduled_posts.logic.posting_queue import QueueDeps
 from scheduled_posts.logic.posts import PostDeps, Promoter
 from scheduled_posts.logic.series import SeriesDeps
+from scheduled_posts.logic.verify import VerifyDeps
 from scheduled_posts.models.messages import DispatchMessage, DueEntry
 from scheduled_posts.observability import logger
-from scheduled_posts.platforms.http import MethodTransport
+from scheduled_posts.platforms.http import MethodTransport, OutboundHttp
 from scheduled_posts.platforms.link_preview import LinkPreviewer
 from scheduled_posts.platforms.url_policy import Resolver, system_resolver
 from scheduled_posts.settings import Settings, get_settings
@@ -134,6 +136,21 @@ class ApiDependencies:
             idempotency_table_name=self.settings.IDEMPOTENCY_TABLE_NAME,
             dynamodb=self.dynamodb,
             media_bucket_name=self.settings.MEDIA_BUCKET_NAME,
+        )
+
+    @cached_property
+    def verify_deps(self) -> VerifyDeps:
+        """The read-back's collaborators (``POST .../verify``)."""
+        return VerifyDeps(
+            posts=self.post_deps,
+            channels=self.channels,
+            store=VerificationStore(
+                posts_table_name=self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb
+            ),
+            clock=self.clock,
+            http=OutboundHttp.from_settings(
+                self.settings, transport=self.outbound_transport, resolver=self.resolver
+            ),
         )
 
     @cached_property

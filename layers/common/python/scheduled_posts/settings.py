@@ -83,6 +83,14 @@ class Settings(BaseModel):
     WATCHDOG_INTERVAL_SECONDS: int = Field(60, ge=1)
     RECONCILE_INTERVAL_SECONDS: int = Field(300, ge=1)
     RECONCILE_WINDOW_SECONDS: int = Field(3600, ge=60)
+    #: Scheduled verification (``logic/verify_job.py``): how often it runs, how far back it looks
+    #: for published deliveries (hours; at most 24, since due entries live
+    #: ``MISFIRE_GRACE_SECONDS`` + 1 day), how old a ``verified_at`` may be before it is read
+    #: again, and the most posts one run reads back.
+    VERIFY_INTERVAL_SECONDS: int = Field(300, ge=60, le=86_400)
+    VERIFY_WINDOW_HOURS: int = Field(6, ge=1, le=24)
+    VERIFY_REVERIFY_SECONDS: int = Field(3600, ge=60)
+    VERIFY_MAX_POSTS_PER_RUN: int = Field(50, ge=1, le=1000)
     #: Recurring schedules (issue 13): the shortest wall-clock gap between two occurrences
     #: (cron's resolution is a minute), how far ahead occurrences exist as posts (the earlier of
     #: the two limits), how often the materializer runs, and active series per user.

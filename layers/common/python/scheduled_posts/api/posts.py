@@ -28,8 +28,9 @@ from scheduled_posts.api.params import (
     PostDepsArg,
     ScheduleId,
 )
-from scheduled_posts.logic import drafts, event_feed, recovery
+from scheduled_posts.logic import drafts, event_feed, recovery, verify
 from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic.permalinks import planned_urls_of
 from scheduled_posts.models.api import (
     ID_PATTERN,
     AttemptList,
@@ -138,7 +139,8 @@ def list_posts(
     responses=responses(PostOut),
 )
 def get_post(schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg) -> Response[PostOut]:
-    return _post_response(PostOut.of(post_logic.get_post(owner, schedule_id, deps=deps)))
+    post = post_logic.get_post(owner, schedule_id, deps=deps)
+    return _post_response(PostOut.of(post, planned_urls_of(owner, post, deps.channels)))
 
 
 @router.patch(
@@ -154,7 +156,7 @@ def update_post(
     if_match: IfMatch = None,
 ) -> Response[PostOut]:
     post = drafts.update_post(owner, schedule_id, body, if_match=if_match, deps=deps)
-    return _post_response(PostOut.of(post))
+    return _post_response(PostOut.of(post, planned_urls_of(owner, post, deps.channels)))
 
 
 @router.delete(
@@ -207,3 +209,14 @@ def retry_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[Po
         owner, schedule_id, deps=recovery.RecoveryDeps(deps.settings, clock=deps.clock)
     )
     return _post_response(PostOut.of(post), 202)
+
+
+@router.post(
+    "/v1/scheduled-posts/<schedule_id>/verify",
+    summary="Read the post's published deliveries back from their networks now",
+    responses=responses(PostOut),
+)
+def verify_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[PostOut]:
+    verify.verify_post(owner, schedule_id, deps=deps.verify_deps)
+    post = post_logic.get_post(owner, schedule_id, deps=deps.post_deps)
+    return _post_response(PostOut.of(post))

@@ -63,6 +63,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/scheduled-posts/{schedule_id}/attempts", "GET"),
     *_routes("/v1/scheduled-posts/{schedule_id}/events", "GET"),
     *_routes("/v1/scheduled-posts/{schedule_id}/retry", "POST"),
+    *_routes("/v1/scheduled-posts/{schedule_id}/verify", "POST"),
     # exports.py (the feed's token is its credential: no JWT)
     *_routes("/v1/scheduled-posts/export.csv", "GET"),
     *_routes("/v1/me/calendar-feed", "POST", "DELETE"),

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
@@ -55,6 +55,7 @@ from scheduled_posts.models.events import (
     DeliveryFailed,
     DeliveryPublished,
     DeliveryRetrying,
+    DeliveryVerificationFailed,
     EventType,
     PostCancelled,
     PostClaimed,
@@ -134,6 +135,7 @@ def _outcome(delivery: Delivery, raw: Mapping[str, Any]) -> ChannelOutcome:
         lag_seconds=delivery.lag_seconds,
         last_error=delivery.last_error,
         next_attempt_at=delivery.next_attempt_at,
+        receipt=delivery.receipt,
     )
 
 
@@ -158,6 +160,19 @@ def _unmarked(delivery: Delivery) -> Delivery:
     return delivery.model_copy(update=dict.fromkeys(START_MARKS))
 
 
+def _new_finding(before: Delivery | None, after: Delivery) -> Literal["missing", "changed"] | None:
+    """The read-back finding ``after`` opens (``missing``/``changed``, not open ``before``):
+    one event per finding; the id names the last time it was seen, so a finding cleared and
+    found again is a new one."""
+    if after.status != DeliveryStatus.PUBLISHED or after.verification == (
+        before.verification if before else None
+    ):
+        return None
+    if after.verification == "missing":
+        return "missing"
+    return "changed" if after.verification == "changed" else None
+
+
 def _delivery_events(
     old: Post, new: Post, channels: dict[str, ChannelOutcome], common: dict[str, Any]
 ) -> list[BaseEvent]:
@@ -167,6 +182,19 @@ def _delivery_events(
         before, after = old.deliveries.get(cid), new.deliveries[cid]
         if before is not None and _unmarked(before) == _unmarked(after):
             continue  # unchanged, or only its start marks moved (no fact to report)
+        finding = _new_finding(before, after)
+        if finding is not None:
+            kind = EventType.DELIVERY_VERIFICATION_FAILED
+            seen = format_instant(after.verified_at) if after.verified_at else "-"
+            events.append(
+                DeliveryVerificationFailed(
+                    event_id=event_id(kind, new.schedule_id, cid, finding, seen),
+                    channel=outcome,
+                    finding=finding,
+                    **common,
+                )
+            )
+            continue
         changed = before is None or before.status != after.status
         fact = (new.schedule_id, cid, f"a{after.attempts}", f"v{new.version}", holder)
         if after.status == DeliveryStatus.PUBLISHED and changed:

@@ -48,6 +48,9 @@ class Metric(StrEnum):
     NOTIFICATIONS_RETRIED = "NotificationsRetried"
     NOTIFICATIONS_DEAD_LETTERED = "NotificationsDeadLettered"
     NOTIFICATION_LAG_SECONDS = "NotificationLagSeconds"
+    #: Read-back findings opened (``logic/verify.py``): a published post ``missing`` or
+    #: ``changed`` on its network; counted once per finding, not per read.
+    VERIFICATION_FINDINGS = "VerificationFindings"
 
     @property
     def unit(self) -> str:

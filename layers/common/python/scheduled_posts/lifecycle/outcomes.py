@@ -85,6 +85,7 @@ def final(
                 "attempts": number,
                 "remote_id": result.remote_id,
                 "remote_url": result.remote_url,
+                "receipt": result.receipt,
                 "published_at": finished_at,
                 "last_error": None,
                 "next_attempt_at": None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -57,6 +58,7 @@ from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: th
     is_blank,
     parse_rfc3339,
 )
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.variants import (
     Effective,
     NetworkOptions,
@@ -321,6 +323,20 @@ class DeliveryOut(BaseModel):
     published_at: str | None
     last_error: str | None
     next_attempt_at: str | None = None
+    receipt: Receipt | None = Field(
+        None, description="What the network returned when it published (docs/api.md, Receipts)"
+    )
+    verified_at: str | None = Field(
+        None, description="When the network last showed the published post (docs/api.md)"
+    )
+    verification: Literal["missing", "changed"] | None = Field(
+        None, description="The open finding of the last read-back on the network"
+    )
+    planned_remote_url: str | None = Field(
+        None,
+        description="The public page this delivery will have, known before publishing "
+        "(Bluesky; docs/api.md, Permalinks); null once final or where the network chooses it",
+    )
     content: str | None = Field(None, description="What this channel publishes (its variant's)")
     media_ids: list[str] = Field(default_factory=list, description="This channel's media")
     language: str | None = None
@@ -329,7 +345,9 @@ class DeliveryOut(BaseModel):
     )
 
     @classmethod
-    def of(cls, delivery: Delivery, effective: Effective | None = None) -> DeliveryOut:
+    def of(
+        cls, delivery: Delivery, effective: Effective | None = None, planned: str | None = None
+    ) -> DeliveryOut:
         shown: dict[str, Any] = {}
         if effective is not None:
             shown = {
@@ -345,6 +363,10 @@ class DeliveryOut(BaseModel):
             attempts=delivery.attempts,
             remote_id=delivery.remote_id,
             remote_url=delivery.remote_url,
+            receipt=delivery.receipt,
+            planned_remote_url=planned,
+            verified_at=_opt(delivery.verified_at),
+            verification=delivery.verification,
             published_at=_opt(delivery.published_at),
             last_error=delivery.last_error,
             next_attempt_at=_opt(delivery.next_attempt_at)
@@ -392,10 +414,14 @@ class PostOut(BaseModel):
     )
 
     @classmethod
-    def of(cls, post: Post) -> PostOut:
+    def of(cls, post: Post, planned: Mapping[str, str] | None = None) -> PostOut:
+        """``post`` as the API shows it; ``planned``: ``{channel_id: planned_remote_url}``
+        (``logic/permalinks.py``; none given: no planned URLs)."""
         deliveries = [
             DeliveryOut.of(
-                post.deliveries.get(cid) or Delivery(channel_id=cid), effective_for(post, cid)
+                post.deliveries.get(cid) or Delivery(channel_id=cid),
+                effective_for(post, cid),
+                (planned or {}).get(cid),
             )
             for cid in post.channel_ids
         ]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
+from scheduled_posts.models.receipt import Receipt
 
 
 class EventType(StrEnum):
@@ -34,6 +35,7 @@ class EventType(StrEnum):
     DELIVERY_PUBLISHED = "delivery.published"
     DELIVERY_FAILED = "delivery.failed"
     DELIVERY_RETRYING = "delivery.retrying"
+    DELIVERY_VERIFICATION_FAILED = "delivery.verification_failed"
     SERIES_STOPPED = "series.stopped"
     MEDIA_REJECTED = "media.rejected"
 
@@ -53,6 +55,8 @@ class ChannelOutcome(BaseModel):
     lag_seconds: float | None = None
     last_error: str | None = None
     next_attempt_at: datetime | None = None
+    #: What the network returned when it published (``models/receipt.py``).
+    receipt: Receipt | None = None
 
     @field_serializer("published_at", "next_attempt_at")
     def _instant(self, value: datetime | None) -> str | None:
@@ -155,6 +159,14 @@ class DeliveryFailed(DeliveryEvent):
     type: Literal[EventType.DELIVERY_FAILED] = EventType.DELIVERY_FAILED
 
 
+class DeliveryVerificationFailed(DeliveryEvent):
+    """A read-back found a published delivery ``missing`` or ``changed`` on its network
+    (``logic/verify.py``); once per finding (decision "Verification on the network")."""
+
+    type: Literal[EventType.DELIVERY_VERIFICATION_FAILED] = EventType.DELIVERY_VERIFICATION_FAILED
+    finding: Literal["missing", "changed"]
+
+
 class DeliveryRetrying(DeliveryEvent):
     """A channel will be tried again at ``next_attempt_at``."""
 
@@ -209,6 +221,7 @@ EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.DELIVERY_PUBLISHED: DeliveryPublished,
     EventType.DELIVERY_FAILED: DeliveryFailed,
     EventType.DELIVERY_RETRYING: DeliveryRetrying,
+    EventType.DELIVERY_VERIFICATION_FAILED: DeliveryVerificationFailed,
     EventType.SERIES_STOPPED: SeriesStopped,
     EventType.MEDIA_REJECTED: MediaRejected,
 }
@@ -225,6 +238,7 @@ OutcomeEvent = Annotated[
     | DeliveryPublished
     | DeliveryFailed
     | DeliveryRetrying
+    | DeliveryVerificationFailed
     | SeriesStopped
     | MediaRejected,
     Field(discriminator="type"),

@@ -24,6 +24,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
 )
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.variants import Variant
 
 
@@ -78,6 +79,12 @@ class Delivery(BaseModel):
     started_at: datetime | None = None
     #: The HTTP status of the folded published attempt (with ``started_at``); None otherwise.
     http_status: int | None = None
+    #: What the network returned when it published (decision "Receipts"); None until then.
+    receipt: Receipt | None = None
+    #: When the network last showed the published post (``logic/verify.py``); None: not yet.
+    verified_at: datetime | None = None
+    #: The open finding of the last read-back: ``missing`` or ``changed``; None: none.
+    verification: str | None = None
 
     def to_item(self) -> dict[str, Any]:
         """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
@@ -98,6 +105,9 @@ class Delivery(BaseModel):
             "first_attempt_at": _opt_str(self.first_attempt_at),
             "started_at": _opt_str(self.started_at),
             "http_status": self.http_status,
+            "receipt": self.receipt.to_item() if self.receipt and not self.receipt.empty else None,
+            "verified_at": _opt_str(self.verified_at),
+            "verification": self.verification,
         }
         return {name: value for name, value in item.items() if value is not None}
 
@@ -119,6 +129,9 @@ class Delivery(BaseModel):
             first_attempt_at=_opt_instant(item.get("first_attempt_at")),
             started_at=_opt_instant(item.get("started_at")),
             http_status=int(item["http_status"]) if item.get("http_status") is not None else None,
+            receipt=Receipt.from_item(item.get("receipt")),
+            verified_at=_opt_instant(item.get("verified_at")),
+            verification=item.get("verification"),
         )
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.variants import NetworkOptions
 
 
@@ -121,6 +122,9 @@ class DeliveryResult(BaseModel):
     #: The network's ids of the post's media, in the post's order (Bluesky: the blob CIDs),
     #: each checked as the adapter read it; empty for a post without media.
     media_remote_ids: tuple[str, ...] = ()
+    #: What the network returned, for the creator to check (``models/receipt.py``); None for a
+    #: failure or an adapter that gives none.
+    receipt: Receipt | None = None
 
 
 class PlatformAdapter(Protocol):

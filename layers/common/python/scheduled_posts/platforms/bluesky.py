@@ -54,13 +54,13 @@ from typing import Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.answers import safe_remote_id
 from scheduled_posts.platforms.atproto_text import MentionResolver, detect_facets, tid
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
     MediaObjects,
 )
+from scheduled_posts.platforms.bluesky_answer import published_result
 from scheduled_posts.platforms.bluesky_card import embed_for, uploads_of
 from scheduled_posts.platforms.bluesky_client import (
     DEFAULT_SERVICE_URL,
@@ -125,25 +125,6 @@ AccessLoader = Callable[[Channel], BlueskyAccess]
 class _ReauthorizeError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
-
-
-def _record_uri(value: object, did: str, rkey: str) -> str:
-    """The ``at://`` URI of our record: the PDS's when it names our key, else built from the
-    session's DID and the key (a hostile or broken answer never becomes the id)."""
-    uri = safe_remote_id(value)
-    if uri and uri.startswith("at://") and uri.endswith(f"/{POST_COLLECTION}/{rkey}"):
-        return uri
-    return f"at://{did}/{POST_COLLECTION}/{rkey}"
-
-
-def _published(did: str, rkey: str, uri: object, cids: tuple[str, ...] = ()) -> DeliveryResult:
-    return DeliveryResult(
-        outcome="published",
-        http_status=200,
-        remote_id=_record_uri(uri, did, rkey),
-        remote_url=post_url(did, rkey),
-        media_remote_ids=cids,
-    )
 
 
 class BlueskyAdapter(NetworkAdapter):
@@ -259,7 +240,7 @@ class BlueskyAdapter(NetworkAdapter):
             now=now,
         )
         if answer.status == 200:
-            return _published(session.did, rkey, answer.json_object().get("uri"), cids)
+            return published_result(session.did, rkey, answer.json_object(), cids)
         if answer.status == 400 and xrpc_error(answer) == "InvalidSwap":
             found = self._read_ours(client, channel, access, request, rkey, now=now)
             if found is not None:
@@ -346,7 +327,7 @@ class BlueskyAdapter(NetworkAdapter):
             request.publish_at
         ):
             return None
-        return _published(did, rkey, data.get("uri"), embedded_cids(value))
+        return published_result(did, rkey, data, embedded_cids(value))
 
     # -- sessions and the common answer handling ------------------------------------------------
 

@@ -8,6 +8,7 @@ first adapter or check is built."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
@@ -99,6 +100,18 @@ def _access(channel: Channel, opened: dict[str, str]) -> BlueskyAccess:
     )
 
 
+def _planned_url(channel: Channel, schedule_id: str, publish_at: datetime) -> str | None:
+    """The ``remote_url`` the adapter will give (``BlueskyAdapter.deliver``: the record key is
+    ``atproto_text.tid`` of ``publish_at`` and the delivery), when the channel's DID is known."""
+    from scheduled_posts.platforms.atproto_text import tid
+    from scheduled_posts.platforms.bluesky_client import post_url
+
+    did = channel.account.did if channel.account else None
+    if not did:
+        return None
+    return post_url(did, tid(publish_at, schedule_id=schedule_id, channel_id=channel.channel_id))
+
+
 SPEC = PlatformSpec(
     name="bluesky",
     adapter=_adapter,
@@ -112,4 +125,5 @@ SPEC = PlatformSpec(
     publishes_media=True,
     media_rules=BLUESKY_MEDIA_RULES,
     variant_options=frozenset({"langs", "tags"}),
+    planned_url=_planned_url,
 )

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.answers import safe_remote_id
+from scheduled_posts.platforms.answers import receipt_from, safe_remote_id
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
@@ -183,6 +183,7 @@ class MastodonAdapter(NetworkAdapter):
             http_status=200,
             remote_id=safe_remote_id(status.get("id")),
             remote_url=status.get("url") or status.get("uri"),
+            receipt=receipt_from(created_at=status.get("created_at")),
         )
 
     def _outcome(self, channel: Channel, answer: HttpAnswer, *, now: datetime) -> DeliveryResult:
@@ -197,6 +198,7 @@ class MastodonAdapter(NetworkAdapter):
                 http_status=status,
                 remote_id=safe_remote_id(data["id"]),
                 remote_url=data.get("url") or data.get("uri"),
+                receipt=receipt_from(created_at=data.get("created_at")),
             )
         if status in (401, 403):
             return DeliveryResult(

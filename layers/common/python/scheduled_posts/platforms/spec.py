@@ -19,6 +19,8 @@ from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.media_rules import MediaRules
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from scheduled_posts.models.variants import NetworkOptions
     from scheduled_posts.platforms.base import PlatformAdapter
     from scheduled_posts.platforms.http import OutboundHttp
@@ -53,6 +55,9 @@ AccessLoader = Callable[[Channel, dict[str, str]], Any]
 LengthRule = Callable[[str, ChannelLimits | None], "list[LengthViolation]"]
 #: ``rule(text, options, limits) -> violations``: the length rule when network options count
 #: toward it (Mastodon's ``spoiler_text``).
+#: ``(channel, schedule_id, publish_at) -> URL | None``: the public page a delivery will have,
+#: known before publishing (Bluesky's deterministic record key); ``None``: not known.
+PlannedUrl = Callable[[Channel, str, "datetime"], str | None]
 OptionsLengthRule = Callable[[str, "NetworkOptions", ChannelLimits | None], "list[LengthViolation]"]
 #: ``key(url, account) -> identity``: two credentials of one channel are the same account when
 #: their keys are equal.
@@ -115,6 +120,9 @@ class PlatformSpec:
         The network options (``models/variants.py``, ``OPTION_FIELDS``) a variant for a
         channel of this platform may set; any other is a 422 naming it (decision "A text per
         channel: variants").
+    planned_url
+        The public page of a delivery before it is published (:data:`PlannedUrl`, Bluesky: from
+        the record key the adapter will write); ``None``: the network chooses the address.
     options_length_rule
         The length rule when options are set (:data:`OptionsLengthRule`, Mastodon: the
         ``spoiler_text`` counts); ``None``: ``length_rule`` alone.
@@ -134,6 +142,7 @@ class PlatformSpec:
     media_rules: MediaRules | None = None
     variant_options: frozenset[str] = frozenset()
     options_length_rule: OptionsLengthRule | None = None
+    planned_url: PlannedUrl | None = None
 
     @property
     def has_credentials(self) -> bool:

@@ -30,6 +30,7 @@ errors start with one word of a stable vocabulary (:class:`AttemptError`): ``con
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import socket
@@ -54,6 +55,7 @@ from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
+from scheduled_posts.platforms.answers import receipt_from
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, MediaObjects
 from scheduled_posts.platforms.retry_after import bounded_retry_after
 from scheduled_posts.platforms.signing import signature_headers
@@ -523,7 +525,7 @@ class WebhookAdapter:
             return DeliveryResult(
                 outcome="failed", error=f"{AttemptError.DESTINATION_REFUSED}: {exc}"
             )
-        return self._outcome(response, now=now)
+        return self._outcome(response, body, now=now)
 
     def post_signed(
         self,
@@ -581,13 +583,20 @@ class WebhookAdapter:
         except TransportError as exc:
             raise RetryableDeliveryError(f"{exc.kind}: {exc}") from exc
 
-    def _outcome(self, response: TransportResponse, *, now: datetime) -> DeliveryResult:
+    def _outcome(
+        self, response: TransportResponse, body: bytes, *, now: datetime
+    ) -> DeliveryResult:
         status = response.status
         outcome = outcome_for_status(status)
         word = http_word(status)
         if outcome is StatusOutcome.PUBLISHED:
             return DeliveryResult(
-                outcome="published", http_status=status, remote_id=remote_id_of(response.body)
+                outcome="published",
+                http_status=status,
+                remote_id=remote_id_of(response.body),
+                receipt=receipt_from(
+                    http_status=status, body_sha256=hashlib.sha256(body).hexdigest()
+                ),
             )
         if outcome in (StatusOutcome.RATE_LIMITED, StatusOutcome.RETRY):
             raise RetryableDeliveryError(
