@@ -65,6 +65,12 @@ export class Api {
     return items;
   }
 
+  listDrafts() {
+    return this.request("GET", "/v1/scheduled-posts?status=draft&limit=100").then((r) => r.items);
+  }
+  deleteDraft(id, version) {
+    return this.request("DELETE", `/v1/scheduled-posts/${encodeURIComponent(id)}`, { headers: { "If-Match": `"${version}"` } });
+  }
   getPost(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}`); }
   attempts(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}/attempts`); }
   events(id) { return this.request("GET", `/v1/scheduled-posts/${encodeURIComponent(id)}/events`); }

@@ -4,6 +4,7 @@ import * as auth from "./auth.js";
 import { loadChannels, renderChannels } from "./channels.js";
 import { loadSeries, renderSeries } from "./recurring.js";
 import { loadAccount, renderAccount } from "./account.js";
+import { loadDrafts, renderDrafts } from "./drafts.js";
 import { loadDetail, openDetail } from "./detail.js";
 import {
   $,
@@ -32,12 +33,16 @@ export function setView(view) {
   $("move").hidden = !calendar;
   $("channels").hidden = view !== "channels";
   $("recurring").hidden = view !== "recurring";
+  $("drafts").hidden = view !== "drafts";
   $("account-view").hidden = view !== "account-view";
   if (calendar) refresh();
   else if (view === "channels") {
     // Shown at once from what is known, then again with each channel's current status.
     renderChannels();
     loadChannels().then(() => { if (state.view === "channels") renderChannels(); });
+  } else if (view === "drafts") {
+    renderDrafts();
+    loadDrafts().then(() => { if (state.view === "drafts") renderDrafts(); });
   } else if (view === "recurring") {
     renderSeries();
     loadSeries().then(() => { if (state.view === "recurring") renderSeries(); });

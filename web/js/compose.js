@@ -3,6 +3,7 @@
 import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./counts.js";
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
+import { loadDrafts, renderDrafts } from "./drafts.js";
 import { mediaIdsForPost, resetMedia } from "./media.js";
 import * as t from "./time.js";
 
@@ -113,33 +114,38 @@ function chosenWhen() {
 // "Now" and "Next free queue slot" are the API's own words for publish_at ("now",
 // "next_free_slot"): the service picks the instant, so the time field is not used.
 function updateWhen() {
-  const at = chosenWhen() === "at";
+  const when = chosenWhen();
+  const at = when === "at";
   $("publish-at").disabled = !at;
+  $("schedule").textContent = when === "draft" ? "Save draft" : (state.editing && state.editing.status !== "draft" ? "Save changes" : "Schedule");
   if (at) updatePublishHint();
   else {
     $("publish-error").textContent = "";
     $("dst-choice").hidden = true;
-    $("publish-hint").textContent = chosenWhen() === "now"
-      ? "Published as soon as you press Schedule."
-      : "The earliest slot free in every chosen channel's posting slots (set under Channels).";
+    const hints = {
+      now: "Published as soon as you press Schedule.",
+      queue: "The earliest slot free in every chosen channel's posting slots (set under Channels).",
+      draft: "Kept as a draft: never published until you choose when.",
+    };
+    $("publish-hint").textContent = hints[when];
   }
 }
 for (const radio of document.querySelectorAll('#when-choice input[name="when"]')) radio.addEventListener("change", updateWhen);
 
 export function openCompose(post = null) {
   state.editing = post;
-  document.querySelector('#when-choice input[value="at"]').checked = true;
-  $("when-choice").hidden = Boolean(post);
-  $("compose-title").textContent = post ? "Edit post" : "New post";
-  $("schedule").textContent = post ? "Save changes" : "Schedule";
+  const draft = Boolean(post && post.status === "draft");
+  document.querySelector(`#when-choice input[value="${draft ? "draft" : "at"}"]`).checked = true;
+  $("when-choice").hidden = Boolean(post) && !draft; // a scheduled post's edit keeps a time
+  $("compose-title").textContent = draft ? "Edit draft" : post ? "Edit post" : "New post";
   clearErrors("compose-error", "content-error", "publish-error", "channels-error", "variants-error", "language-error");
   $("content").value = post ? post.content : "";
   $("language").value = post && post.language ? post.language : "";
   variants = post ? { ...post.variants } : {};
   resetMedia(post ? post.media_ids : []);
   $("variant-fields").replaceChildren();
-  const at = post ? Date.parse(post.publish_at) : Date.now() + 60 * 60_000;
-  $("publish-at").value = t.toLocalInput(post ? at : Math.ceil(at / 300_000) * 300_000, zone);
+  const at = post && post.publish_at ? Date.parse(post.publish_at) : Math.ceil((Date.now() + 60 * 60_000) / 300_000) * 300_000;
+  $("publish-at").value = t.toLocalInput(at, zone);
   renderChannelOptions(post ? post.channel_ids : state.channels.slice(0, 1).map((c) => c.channel_id));
   updateCounts();
   updateWhen();
@@ -188,18 +194,25 @@ $("compose-form").addEventListener("submit", async (ev) => {
   if (!channel_ids.length) { $("channels-error").textContent = "Choose at least one channel."; ok = false; }
   const media_ids = mediaIdsForPost();
   if (media_ids === null) ok = false;
-  const when = state.editing ? "at" : chosenWhen();
+  const editingDraft = Boolean(state.editing && state.editing.status === "draft");
+  const when = state.editing && !editingDraft ? "at" : chosenWhen();
   const instant = when === "at" ? publishInstant() : 0;
   if (instant === null || !ok) return;
   const words = { now: "now", queue: "next_free_slot" };
-  const body = { content, publish_at: words[when] || t.toUtc(instant), channel_ids, media_ids, variants: variantsBody(channel_ids) };
+  const body = { content, channel_ids, media_ids, variants: variantsBody(channel_ids) };
+  if (when !== "draft") body.publish_at = words[when] || t.toUtc(instant); // no publish_at: a draft
   const language = $("language").value.trim();
   if (language) body.language = language;
   $("schedule").disabled = true;
   try {
-    if (state.editing) {
+    if (when === "draft" && !state.editing) {
+      await state.api.createPost(body, crypto.randomUUID());
+      say("Draft saved: find it under Drafts.");
+    } else if (state.editing) {
       const saved = await state.api.updatePost(state.editing.schedule_id, state.editing.version, body);
-      say(`Saved: ${firstLine(saved.content)} at ${t.describe(Date.parse(saved.publish_at), zone)}.`);
+      say(saved.publish_at
+        ? `Saved: ${firstLine(saved.content)} at ${t.describe(Date.parse(saved.publish_at), zone)}.`
+        : `Draft saved: ${firstLine(saved.content)}.`);
     } else {
       const key = crypto.randomUUID();
       const created = await state.api.createPost(body, key);
@@ -210,6 +223,7 @@ $("compose-form").addEventListener("submit", async (ev) => {
     }
     $("compose").close();
     await refresh({ quiet: true });
+    if (state.view === "drafts") await refreshDrafts();
   } catch (err) {
     if (state.editing && (err.status === 412 || err.status === 409)) {
       await reloadAfterConflict(err);
@@ -230,8 +244,13 @@ export async function reloadAfterConflict(err) {
     : `This post can no longer be edited${latest ? `: it is now ${BADGES[latest.status]?.[1].toLowerCase() || latest.status}` : ""}. The latest version is loaded below.`;
   if (latest) {
     openCompose(latest);
-    if (latest.status !== "scheduled") $("schedule").disabled = true;
+    if (latest.status !== "scheduled" && latest.status !== "draft") $("schedule").disabled = true;
   }
   $("compose-error").textContent = why;
   await refresh({ quiet: true });
+}
+
+async function refreshDrafts() {
+  await loadDrafts();
+  renderDrafts();
 }

@@ -29,6 +29,7 @@ export const state = {
   posts: [],
   channels: [],
   series: [],
+  drafts: [],
   endpoints: [],
   planned: [], // occurrences of active series past the materialization horizon, in view
   editing: null, // the post being edited (its version is sent as If-Match)

@@ -199,3 +199,19 @@ def test_scheduling_a_draft_whose_channel_was_deleted_is_422(
     assert "channel_ids" in str(answer.json)
     assert alice.get(path).json["status"] == "draft"
     assert tables.due_items() == []
+
+
+def test_a_drafts_etag_is_its_version_so_if_match_edits_and_deletes_it(
+    alice: ApiClient, channel: str
+) -> None:
+    # Every change of a draft raises its version, as for a scheduled post: the ETag is the
+    # version, so a client sends back the version it read (the page does).
+    draft = _draft(alice, channel)
+    path = f"/v1/scheduled-posts/{draft['schedule_id']}"
+    assert alice.get(path).headers["ETag"] == '"1"'
+    edited = alice.patch(path, {"content": "better"}, headers={"If-Match": '"1"'})
+    assert edited.status == 200, edited.json
+    assert edited.headers["ETag"] == '"2"'
+    stale = alice.patch(path, {"content": "worse"}, headers={"If-Match": '"1"'})
+    assert stale.status == 412
+    assert alice.delete(path, headers={"If-Match": '"2"'}).status == 204

@@ -451,11 +451,11 @@ class PostOut(BaseModel):
 
 def etag_of(representation: dict[str, Any]) -> str:
     """The ``ETag`` of a post's JSON representation (``PostOut`` as JSON), quoted (RFC 9110
-    section 8.8.3): ``"<version>"`` while the post is ``scheduled`` (every change of a scheduled
-    post is an edit, which raises ``version``), else ``"<version>-<16 hex>"`` with a SHA-256 of
-    the representation, so it changes whenever the answer does (issue 17)."""
+    section 8.8.3): ``"<version>"`` while the post is ``scheduled`` or a ``draft`` (every change
+    of either is an edit, which raises ``version``), else ``"<version>-<16 hex>"`` with a
+    SHA-256 of the representation, so it changes whenever the answer does (issue 17)."""
     version = representation["version"]
-    if representation.get("status") == "scheduled":
+    if representation.get("status") in ("scheduled", "draft"):
         return f'"{version}"'
     canonical = json.dumps(representation, sort_keys=True, ensure_ascii=False, default=str)
     digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
