@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from functions.verifier.handler import make_lambda_handler
 from local.bluesky import LocalPds, delete_post
+from local.emulation.lambda_runtime import LambdaContext
 from local.mastodon import MastodonStandIn
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
@@ -103,9 +105,17 @@ def test_verify_job_a_read_that_raises_never_stops_another_tenants_post(
             raise ConnectionResetError("the read broke")
         return network(planned)
 
-    result = _run(fire, reader)
+    results: list[VerifyRunResult] = []
 
-    assert result.failures == 1
+    def run() -> VerifyRunResult:
+        results.append(_run(fire, reader))
+        return results[-1]
+
+    handler = make_lambda_handler(run)
+    with pytest.raises(RuntimeError, match="1 post"):  # after the run: the Errors alarm
+        handler({}, LambdaContext("verifier", 240, clock=fire.clock.seconds))
+
+    assert results[0].failures == 1
     assert _deliveries(bob, healthy)[bob_sky]["verified_at"] == format_instant(fire.clock.now())
     assert all(d["verified_at"] is None for d in _deliveries(alice, broken).values())
 
