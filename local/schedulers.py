@@ -1,4 +1,4 @@
-"""The schedules: the sweeper, watchdog, reconciler and materializer, each on its own interval.
+"""The schedules: sweeper, watchdog, reconciler, materializer, verifier, each on its own interval.
 
 In AWS, EventBridge Scheduler invokes each Lambda at a fixed rate; here a thread per schedule
 calls the same handler in-process with a Scheduler-like event, at a fixed rate from its start
@@ -18,8 +18,21 @@ from typing import Any
 
 from local.emulation.background import BackgroundLoop
 from local.emulation.lambda_runtime import ACCOUNT, REGION, LambdaFunction
+from scheduled_posts.settings import Settings
 
 log = logging.getLogger("local.schedules")
+
+
+def scheduled_functions(settings: Settings) -> list[tuple[str, int]]:
+    """``(function name, interval in seconds)`` of every scheduled function, the same settings
+    as the deployed EventBridge Scheduler schedules (``infra/dispatch.py``)."""
+    return [
+        ("sweeper", settings.SWEEP_INTERVAL_SECONDS),
+        ("watchdog", settings.WATCHDOG_INTERVAL_SECONDS),
+        ("reconciler", settings.RECONCILE_INTERVAL_SECONDS),
+        ("materializer", settings.MATERIALIZE_INTERVAL_SECONDS),
+        ("verifier", settings.VERIFY_INTERVAL_SECONDS),
+    ]
 
 
 def scheduler_event(schedule_name: str, now: datetime | None = None) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Order of start: the embedded AWS (reused when already listening), the missing tables and
 queues, the environment the handlers read (the same names as the deployed Lambdas'), the
-schedules (sweeper, watchdog, reconciler, materializer), the SQS pollers for the worker and
+schedules (`local.schedulers.scheduled_functions`), the SQS pollers for the worker and
 the notifier, the relay on the posts table's stream, and last the HTTP front; then one line,
 ``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each thread bounded, so the
 whole stack is down within a few seconds.
@@ -41,7 +41,7 @@ from local.emulation.resources import ensure_event_bus
 from local.emulation.sqs import BatchOutcome, SqsPoller
 from local.emulation.streams import StreamLoop, StreamPoller, stream_arn, streams_client
 from local.http_front import ApiFront, JwtChecker
-from local.schedulers import Schedule
+from local.schedulers import Schedule, scheduled_functions
 from scheduled_posts import sizing
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.posts import PostRepository
@@ -203,12 +203,7 @@ class LocalStack:
         )
         self.settings = settings = Settings.from_env()
 
-        for name, interval in (
-            ("sweeper", settings.SWEEP_INTERVAL_SECONDS),
-            ("watchdog", settings.WATCHDOG_INTERVAL_SECONDS),
-            ("reconciler", settings.RECONCILE_INTERVAL_SECONDS),
-            ("materializer", settings.MATERIALIZE_INTERVAL_SECONDS),
-        ):
+        for name, interval in scheduled_functions(settings):
             if not is_available(name):
                 log.warning("functions/%s/handler.py not found: its schedule is off", name)
                 continue

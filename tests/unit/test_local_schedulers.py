@@ -6,8 +6,9 @@ import threading
 from datetime import UTC, datetime
 from typing import Any
 
-from local.emulation.lambda_runtime import LambdaFunction
-from local.schedulers import Schedule, scheduler_event
+from local.emulation.lambda_runtime import LambdaFunction, is_available
+from local.schedulers import Schedule, scheduled_functions, scheduler_event
+from scheduled_posts.settings import Settings
 
 
 def test_scheduler_event_names_the_schedule_and_time() -> None:
@@ -48,3 +49,11 @@ def test_schedule_thread_runs_at_start_and_stops_on_request() -> None:
     schedule.stop()
     schedule.join(5)
     assert len(events) == 1
+
+
+def test_scheduled_functions_run_the_verifier_every_verify_interval() -> None:
+    settings = Settings(VERIFY_INTERVAL_SECONDS=120)
+    schedules = dict(scheduled_functions(settings))
+    assert schedules["verifier"] == 120
+    assert set(schedules) == {"sweeper", "watchdog", "reconciler", "materializer", "verifier"}
+    assert all(is_available(name) for name in schedules)  # each has its handler

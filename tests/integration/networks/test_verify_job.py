@@ -1,7 +1,8 @@
 """Scheduled verification (decision "Scheduled verification"): the verifier's run, against the
 reference PDS and the Mastodon stand-in, reads back what the fire path published in the window:
-``verified_at`` after one run, a deletion reported ``missing`` once across two runs, and a read
-that raises for one tenant's post never stops another tenant's."""
+``verified_at`` after one run, a deletion reported ``missing`` once across two runs, a read
+that raises for one tenant's post never stops another tenant's, and a full rate-limit minute
+defers a read."""
 
 from __future__ import annotations
 
@@ -9,10 +10,15 @@ from typing import Any
 
 import pytest
 
+from functions.verifier.handler import make_lambda_handler
 from local.bluesky import LocalPds, delete_post
+from local.emulation.lambda_runtime import LambdaContext
 from local.mastodon import MastodonStandIn
+from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
+from scheduled_posts.data.rate_limit import RateLimitStore
 from scheduled_posts.lifecycle.metric_names import Metric
+from scheduled_posts.logic.rate_limit import minute_start
 from scheduled_posts.logic.verify import PlannedRead, Reader, read_on_network
 from scheduled_posts.logic.verify_job import VerifyJob, VerifyJobDeps, VerifyRunResult
 from scheduled_posts.observability import metrics
@@ -99,8 +105,38 @@ def test_verify_job_a_read_that_raises_never_stops_another_tenants_post(
             raise ConnectionResetError("the read broke")
         return network(planned)
 
-    result = _run(fire, reader)
+    results: list[VerifyRunResult] = []
 
-    assert result.failures == 1
+    def run() -> VerifyRunResult:
+        results.append(_run(fire, reader))
+        return results[-1]
+
+    handler = make_lambda_handler(run)
+    with pytest.raises(RuntimeError, match="1 post"):  # after the run: the Errors alarm
+        handler({}, LambdaContext("verifier", 240, clock=fire.clock.seconds))
+
+    assert results[0].failures == 1
     assert _deliveries(bob, healthy)[bob_sky]["verified_at"] == format_instant(fire.clock.now())
     assert all(d["verified_at"] is None for d in _deliveries(alice, broken).values())
+
+
+def test_verify_job_a_full_rate_limit_minute_defers_the_read_to_a_later_run(
+    world: World, stand_in: tuple[MastodonStandIn, str], local_pds: LocalPds
+) -> None:
+    fire, api = world
+    schedule_id, mastodon_id, bluesky_id, _ = published_post(world, stand_in, local_pds, "limited")
+    for channel_id in (mastodon_id, bluesky_id):
+        patched = api.patch(f"/v1/channels/{channel_id}", {"rate_limit_per_minute": 1})
+        assert patched.status == 200, patched.json
+    minute = minute_start(fire.clock.now())
+    slots = RateLimitStore(fire.settings.POSTS_TABLE_NAME)
+    assert slots.take_slot(bluesky_id, keys.rate_minute(minute), limit=1, expires_at=0)
+
+    first = _run(fire)
+
+    assert (first.deferred, first.outcomes) == (1, {"present": 1, "unknown": 1})
+    assert _deliveries(api, schedule_id)[bluesky_id]["verified_at"] is None
+    assert slots.starts(mastodon_id, keys.rate_minute(minute)) == 1  # the read paid its slot
+    fire.clock.advance(60)
+    assert _run(fire).outcomes == {"present": 1}
+    assert _deliveries(api, schedule_id)[bluesky_id]["verified_at"] is not None
