@@ -143,7 +143,8 @@ def _error(loc: list[Any], msg: str, kind: str) -> dict[str, Any]:
     return {"loc": loc, "msg": msg, "type": kind}
 
 
-def _publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
+def publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
+    """The create's ``publish_at`` problems (past; beyond ``MAX_SCHEDULE_AHEAD_DAYS``)."""
     loc = ["body", "publish_at"]
     if publish_at < now:
         return [_error(loc, "must not be in the past", "publish_at_past")]
@@ -208,7 +209,7 @@ def create_post(
     queued = request.publish_at == NEXT_FREE_SLOT
     publish_at = now if request.publish_at == "now" else request.publish_at
     _raise_if(
-        ([] if queued else _publish_at_errors(publish_at, now, settings))  # type: ignore[arg-type]
+        ([] if queued else publish_at_errors(publish_at, now, settings))  # type: ignore[arg-type]
         + channel_errors(
             owner,
             request.channel_ids,
@@ -405,7 +406,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     """
     errors: list[dict] = []
     if patch.publish_at is not None:
-        errors += _publish_at_errors(patch.publish_at, now, deps.settings)
+        errors += publish_at_errors(patch.publish_at, now, deps.settings)
     errors += patched_channel_errors(owner, post, patch, channels=deps.channels, media=deps.media)
     _raise_if(errors)
     attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
@@ -520,7 +521,7 @@ def _reschedule_missed(
     if expected is not None and etag(post) not in expected:
         raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
     assert patch.publish_at is not None
-    errors = _publish_at_errors(patch.publish_at, now, settings)
+    errors = publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
     errors += patched_channel_errors(
         post.owner, post, patch, channels=deps.channels, media=deps.media

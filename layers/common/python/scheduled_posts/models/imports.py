@@ -1,0 +1,45 @@
+"""The import resource (``GET /v1/imports/{import_id}``; decision "Bulk import")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ImportStatus(StrEnum):
+    """``queued`` (accepted, no row run yet) -> ``running`` -> ``completed`` (every row has a
+    result; some may have failed) or ``failed`` (the run stopped: ``error`` says why)."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class ImportRowOut(BaseModel):
+    """One row's result: its ``line`` and the created post's ``schedule_id``, or ``problems``
+    (``{"loc": [column, ...], "msg": str, "type": str}``)."""
+
+    line: int = Field(ge=1)
+    schedule_id: str | None = None
+    problems: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ImportOut(BaseModel):
+    """An import: ``status``, row counts (``rows_done`` counts created rows, ``rows_failed``
+    rows with problems; the two sum to ``rows_total`` once completed) and per-row ``results``
+    (in line order; the rows run so far)."""
+
+    import_id: str
+    status: ImportStatus
+    format: str
+    rows_total: int = Field(ge=0)
+    rows_done: int = Field(ge=0)
+    rows_failed: int = Field(ge=0)
+    created_at: datetime
+    updated_at: datetime
+    error: str | None = None
+    results: list[ImportRowOut] = Field(default_factory=list)

@@ -1,0 +1,175 @@
+"""Bulk import on moto: a dry run reports bad rows by line and writes nothing; a 1,000-row
+import runs chunk by chunk to every row's result; the same file again, a re-run chunk and a
+re-sent request create nothing twice; an export re-imports to the same posts; another
+caller's import is not found. The background step is :func:`run_chunk`, called directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduled_posts.api_app import get_dependencies
+from scheduled_posts.data.imports import ImportStore
+from scheduled_posts.logic.import_file import ImportFileError
+from scheduled_posts.logic.import_runs import Started, run_chunk, start_import
+from scheduled_posts.logic.posts import PostDeps
+from scheduled_posts.models.imports import ImportOut, ImportStatus
+from tests.support.api import ApiClient, text_of
+
+HEADER = "publish_at,channels,content\r\n"
+
+
+@pytest.fixture
+def deps(alice: ApiClient) -> PostDeps:
+    return get_dependencies().post_deps
+
+
+@pytest.fixture
+def store(deps: PostDeps) -> ImportStore:
+    return ImportStore(deps.settings.POSTS_TABLE_NAME)
+
+
+def _csv(n: int, channel: str) -> bytes:
+    lines = [
+        f"2026-12-{1 + i // 100:02d}T09:{i % 60:02d}:00Z,{channel},post {i}\r\n" for i in range(n)
+    ]
+    return (HEADER + "".join(lines)).encode()
+
+
+def _start(owner: str, data: bytes, deps: PostDeps, store: ImportStore, **kw: Any) -> Started:
+    return start_import(
+        owner,
+        data,
+        "csv",
+        key=kw.get("key"),
+        dry_run=kw.get("dry_run", False),
+        deps=deps,
+        store=store,
+    )
+
+
+def _run(started: Started, data: bytes, deps: PostDeps, store: ImportStore) -> ImportOut:
+    last = None
+    for chunk in started.chunks:
+        last = run_chunk(chunk, data, deps=deps, store=store)
+    assert last is not None
+    return last
+
+
+def _post_count(alice: ApiClient) -> int:
+    return len(text_of(alice.get("/v1/scheduled-posts/export.csv")).splitlines()) - 1
+
+
+def test_import_dry_run_with_bad_rows_reports_each_by_line_and_writes_nothing(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    channel = alice.create_channel("blog")
+    data = (
+        HEADER
+        + f"2026-12-01T09:00:00Z,{channel},fine\r\n"
+        + "2026-12-01T09:00:00Z,nope,unknown channel\r\n"
+        + f"2020-01-01T09:00:00Z,{channel},in the past\r\n"
+        + f"2026-12-01T09:00:00Z,{channel},=cmd|' /C calc'!A0\r\n"
+    ).encode()
+    for dry_run in (True, False):  # a commit with problems is refused the same way
+        started = _start("alice", data, deps, store, dry_run=dry_run)
+        assert [(r.line, r.problems[0]["type"]) for r in started.problems] == [
+            (3, "channel_not_found"),
+            (4, "publish_at_past"),
+            (5, "formula_cell"),
+        ]
+        assert started.problems[0].problems[0]["loc"] == ["channels", 0]
+        assert started.import_id is None
+    assert _post_count(alice) == 0
+
+
+def test_import_thousand_rows_completes_and_the_same_file_again_creates_nothing(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    channel = alice.create_channel("blog")
+    data = _csv(1000, "blog")  # by name
+    started = _start("alice", data, deps, store)
+    assert started.import_id is not None and len(started.chunks) == 10
+    queued = store.get("alice", started.import_id)
+    assert queued is not None and queued.status is ImportStatus.QUEUED
+
+    done = _run(started, data, deps, store)
+    assert (done.status, done.rows_total, done.rows_done, done.rows_failed) == (
+        ImportStatus.COMPLETED,
+        1000,
+        1000,
+        0,
+    )
+    assert [r.line for r in done.results] == list(range(2, 1002))
+    assert len({r.schedule_id for r in done.results}) == 1000
+    assert _post_count(alice) == 1000
+    first = alice.get(f"/v1/scheduled-posts/{done.results[0].schedule_id}").json
+    assert (first["channel_ids"], first["content"]) == ([channel], "post 0")
+
+    again = _start("alice", data, deps, store)  # re-uploaded: the same import, nothing to run
+    assert (again.import_id, again.chunks) == (started.import_id, ())
+    rerun = run_chunk(started.chunks[3], data, deps=deps, store=store)  # a redelivered chunk
+    assert rerun is not None and (rerun.rows_done, rerun.rows_failed) == (1000, 0)
+
+
+def test_import_chunk_rerun_after_a_crash_finds_its_posts(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    alice.create_channel("blog")
+    data = _csv(150, "blog")
+    started = _start("alice", data, deps, store)
+    real = store.record_chunk
+    calls = {"n": 0}
+
+    def crash_once(*args: Any, **kwargs: Any) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("importer died after creating the rows")
+        return real(*args, **kwargs)
+
+    store.record_chunk = crash_once  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        run_chunk(started.chunks[0], data, deps=deps, store=store)
+    done = _run(started, data, deps, store)
+    assert (done.status, done.rows_done, _post_count(alice)) == (ImportStatus.COMPLETED, 150, 150)
+
+
+def test_import_export_reimports_to_the_same_posts(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    channel = alice.create_channel("blog")
+    alice.schedule("2026-12-02T10:00:00Z", [channel], content='=SUM(A1) "quoted", and\nmore')
+    alice.schedule("2026-12-03T10:00:00Z", [channel], content="- a list")
+    export = text_of(alice.get("/v1/scheduled-posts/export.csv")).encode()
+    done = _run(_start("alice", export, deps, store), export, deps, store)
+    assert done.rows_done == 2
+
+    def fields(post: dict[str, Any]) -> tuple[Any, ...]:
+        return (post["publish_at"], post["channel_ids"], post["content"], post["media_ids"])
+
+    posts = alice.get("/v1/scheduled-posts", query={"limit": "10"}).json["items"]
+    imported = {r.schedule_id for r in done.results}
+    originals = sorted(fields(p) for p in posts if p["schedule_id"] not in imported)
+    copies = sorted(fields(p) for p in posts if p["schedule_id"] in imported)
+    assert copies == originals and len(copies) == 2
+
+
+def test_import_malformed_file_is_refused_and_writes_nothing(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    alice.create_channel("blog")
+    with pytest.raises(ImportFileError) as caught:
+        _start("alice", (HEADER + '2026-12-01T09:00:00Z,blog,"open\r\n').encode(), deps, store)
+    assert caught.value.kind == "unbalanced_quotes"
+    assert _post_count(alice) == 0
+
+
+def test_import_of_another_user_is_not_found(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    alice.create_channel("blog")
+    started = _start("alice", _csv(1, "blog"), deps, store)
+    assert started.import_id is not None
+    assert store.get("bob", started.import_id) is None
+    assert store.get("alice", started.import_id) is not None
