@@ -25,11 +25,11 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.lifecycle.import_events import IMPORT_SK_PREFIX
 from scheduled_posts.models.imports import ImportOut, ImportRowOut, ImportStatus
 
 #: Rows per importer chunk (one SQS message, one result item).
 CHUNK_ROWS = 100
-IMPORT_SK_PREFIX = "IMPORT#"
 
 
 def import_sk(import_id: str) -> str:
