@@ -173,3 +173,17 @@ def test_import_of_another_user_is_not_found(
     assert started.import_id is not None
     assert store.get("bob", started.import_id) is None
     assert store.get("alice", started.import_id) is not None
+
+
+def test_get_import_answers_the_owner_and_404_for_another_caller(
+    alice: ApiClient, bob: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    alice.create_channel("blog")
+    data = _csv(2, "blog")
+    started = _start("alice", data, deps, store)
+    _run(started, data, deps, store)
+    mine = alice.get(f"/v1/imports/{started.import_id}")
+    assert mine.status == 200, mine.json
+    assert (mine.json["status"], mine.json["rows_done"]) == ("completed", 2)
+    assert [r["line"] for r in mine.json["results"]] == [2, 3]
+    assert bob.get(f"/v1/imports/{started.import_id}").status == 404

@@ -20,6 +20,7 @@ from scheduled_posts.data.calendar_feeds import CalendarFeedStore
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
+from scheduled_posts.data.imports import ImportStore
 from scheduled_posts.data.media import MediaRepository, S3MediaObjects
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.posting_queue import PostingQueueStore
@@ -147,6 +148,11 @@ class ApiDependencies:
             queue=self.queue_deps,
             uploads=self.media_deps,
         )
+
+    @cached_property
+    def imports(self) -> ImportStore:
+        """Bulk imports and their rows' results."""
+        return ImportStore(self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb)
 
     @cached_property
     def calendar_feeds(self) -> CalendarFeedStore:
