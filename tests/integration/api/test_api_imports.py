@@ -1,7 +1,8 @@
 """Bulk import on moto: a dry run reports bad rows by line and writes nothing; a 1,000-row
 import runs chunk by chunk to every row's result; the same file again, a re-run chunk and a
 re-sent request create nothing twice; an export re-imports to the same posts; another
-caller's import is not found. The background step is :func:`run_chunk`, called directly."""
+caller's import is not found. The background step is the importer Lambda's handler, given the
+chunks' SQS records."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from typing import Any
 
 import pytest
 
+from functions.importer.handler import ImporterDeps, make_lambda_handler
+from local.emulation.lambda_runtime import LambdaContext
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.data.imports import ImportStore
 from scheduled_posts.logic.import_file import ImportFileError
-from scheduled_posts.logic.import_runs import Started, run_chunk, start_import
+from scheduled_posts.logic.import_runs import ImportChunk, Started, run_chunk, start_import
 from scheduled_posts.logic.posts import PostDeps
-from scheduled_posts.models.imports import ImportOut, ImportStatus
+from scheduled_posts.models.imports import ImportChunkMessage, ImportOut, ImportStatus
 from tests.support.api import ApiClient, text_of
 
 HEADER = "publish_at,channels,content\r\n"
@@ -49,12 +52,54 @@ def _start(owner: str, data: bytes, deps: PostDeps, store: ImportStore, **kw: An
     )
 
 
+class _Files:
+    """The import files, in memory (the S3 ``GetObject`` stand-in)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def load(self, owner: str, import_id: str) -> bytes:
+        return self.data
+
+
+def _record(chunk: ImportChunk) -> dict[str, Any]:
+    body = ImportChunkMessage(
+        owner=chunk.owner,
+        import_id=chunk.import_id,
+        key=chunk.key,
+        format=chunk.format,
+        chunk=chunk.chunk,
+    )
+    return {
+        "messageId": f"{chunk.import_id}-{chunk.chunk}",
+        "receiptHandle": "r",
+        "body": body.model_dump_json(),
+        "attributes": {
+            "ApproximateReceiveCount": "1",
+            "SentTimestamp": "0",
+            "SenderId": "test",
+            "ApproximateFirstReceiveTimestamp": "0",
+        },
+        "messageAttributes": {},
+        "md5OfBody": "-",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:imports",
+        "awsRegion": "us-east-1",
+    }
+
+
 def _run(started: Started, data: bytes, deps: PostDeps, store: ImportStore) -> ImportOut:
-    last = None
-    for chunk in started.chunks:
-        last = run_chunk(chunk, data, deps=deps, store=store)
-    assert last is not None
-    return last
+    """Every chunk through the importer Lambda's handler, ten records a batch (SQS's most)."""
+    handler = make_lambda_handler(lambda: ImporterDeps(posts=deps, store=store, files=_Files(data)))
+    chunks = list(started.chunks)
+    for at in range(0, len(chunks), 10):
+        records = [_record(c) for c in chunks[at : at + 10]]
+        answer = handler({"Records": records}, LambdaContext("importer", 60))  # type: ignore[arg-type]
+        assert answer["batchItemFailures"] == []
+    assert started.import_id is not None
+    found = store.get(chunks[0].owner if chunks else "alice", started.import_id)
+    assert found is not None
+    return found
 
 
 def _post_count(alice: ApiClient) -> int:

@@ -16,7 +16,7 @@ being in ``chunks_done``, so a redelivered chunk counts once.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
@@ -25,6 +25,7 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.data.media import s3_client
 from scheduled_posts.lifecycle.import_events import IMPORT_SK_PREFIX
 from scheduled_posts.models.imports import ImportOut, ImportRowOut, ImportStatus
 
@@ -193,3 +194,30 @@ class ImportStore:
                 return False
             raise
         return True
+
+
+def import_object_key(owner: str, import_id: str) -> str:
+    """The S3 key of an import's file: ``imports/<owner>/<import_id>`` (the media bucket)."""
+    return f"imports/{owner}/{import_id}"
+
+
+class ImportFiles(Protocol):
+    """Where an import's file is kept while it runs."""
+
+    def load(self, owner: str, import_id: str) -> bytes:
+        """The file's bytes."""
+        ...
+
+
+class S3ImportFiles:
+    """Import files in the media bucket under ``imports/`` (decision "Bulk import")."""
+
+    def __init__(self, bucket: str, client: Any | None = None) -> None:
+        self.bucket = bucket
+        self._client = client
+
+    def load(self, owner: str, import_id: str) -> bytes:
+        """The file's bytes (one ``GetObject``)."""
+        client = self._client or s3_client()
+        answer = client.get_object(Bucket=self.bucket, Key=import_object_key(owner, import_id))
+        return bytes(answer["Body"].read())

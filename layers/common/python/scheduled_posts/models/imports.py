@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -43,3 +43,14 @@ class ImportOut(BaseModel):
     updated_at: datetime
     error: str | None = None
     results: list[ImportRowOut] = Field(default_factory=list)
+
+
+class ImportChunkMessage(BaseModel):
+    """The import queue's message: one chunk (``chunk``, 0-based, of 100 rows) of the
+    ``owner``'s import ``import_id`` made under idempotency ``key`` from a ``format`` file."""
+
+    owner: str
+    import_id: str
+    key: str
+    format: Literal["csv", "jsonl"]
+    chunk: int = Field(ge=0)
