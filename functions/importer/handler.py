@@ -5,7 +5,9 @@ Each record is one :class:`ImportChunkMessage`: 100 rows of one import, run by
 ``logic/import_runs.run_chunk`` against the import's file (``ImportFiles``). Records run one
 after another (Powertools ``BatchProcessor``); a failed record is reported alone and comes back
 after its visibility timeout, and its rerun finds the posts it already made (ids derived per
-row, conditional creates) and counts the chunk once.
+row, conditional creates) and counts the chunk once. The same function consumes the import
+DLQ: a chunk that failed ``IMPORT_MAX_RECEIVES`` times marks its import ``failed``
+(``logic/import_runs.fail_import``), so a stuck import is reported, never left ``running``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import Json
 
 from scheduled_posts.api_app import ApiDependencies
 from scheduled_posts.data.imports import ImportFiles, ImportStore, S3ImportFiles
-from scheduled_posts.logic.import_runs import ImportChunk, run_chunk
+from scheduled_posts.logic.import_runs import ImportChunk, fail_import, run_chunk
 from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.models.imports import ImportChunkMessage
 from scheduled_posts.observability import logger
@@ -46,6 +48,8 @@ class ImporterDeps:
     posts: PostDeps
     store: ImportStore
     files: ImportFiles
+    #: The import DLQ's queue name: a record from it marks its import failed.
+    dlq_name: str = ""
 
 
 @cache
@@ -53,7 +57,10 @@ def _default_deps() -> ImporterDeps:
     settings = get_settings()
     api = ApiDependencies(settings=settings)
     return ImporterDeps(
-        posts=api.post_deps, store=api.imports, files=S3ImportFiles(settings.MEDIA_BUCKET_NAME)
+        posts=api.post_deps,
+        store=api.imports,
+        files=S3ImportFiles(settings.MEDIA_BUCKET_NAME),
+        dlq_name=settings.IMPORT_DLQ_URL.rsplit("/", 1)[-1],
     )
 
 
@@ -68,6 +75,13 @@ def make_lambda_handler(
         chunk = ImportChunk(
             message.owner, message.import_id, message.key, message.format, message.chunk
         )
+        if deps.dlq_name and record.eventSourceARN.endswith(f":{deps.dlq_name}"):
+            failed = fail_import(chunk, store=deps.store, now=deps.posts.clock.now())
+            logger.warning(
+                "import chunk dead-lettered",
+                extra={"import_id": message.import_id, "chunk": message.chunk, "marked": failed},
+            )
+            return
         data = deps.files.load(message.owner, message.import_id)
         done = run_chunk(chunk, data, deps=deps.posts, store=deps.store)
         logger.info(

@@ -67,7 +67,8 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/scheduled-posts/export.csv", "GET"),
     *_routes("/v1/me/calendar-feed", "POST", "DELETE"),
     *_routes("/v1/calendar-feeds/{token}", "GET", auth=False),
-    # imports.py (POST /v1/imports waits for the upload path: decision "Bulk import")
+    # imports.py
+    *_routes("/v1/imports", "POST"),
     *_routes("/v1/imports/{import_id}", "GET"),
     # events.py
     *_routes("/v1/events", "GET"),

@@ -208,6 +208,10 @@ class ImportFiles(Protocol):
         """The file's bytes."""
         ...
 
+    def save(self, owner: str, import_id: str, data: bytes) -> None:
+        """Keep the file's bytes for the importer."""
+        ...
+
 
 class S3ImportFiles:
     """Import files in the media bucket under ``imports/`` (decision "Bulk import")."""
@@ -221,3 +225,8 @@ class S3ImportFiles:
         client = self._client or s3_client()
         answer = client.get_object(Bucket=self.bucket, Key=import_object_key(owner, import_id))
         return bytes(answer["Body"].read())
+
+    def save(self, owner: str, import_id: str, data: bytes) -> None:
+        """Store the file (one ``PutObject``; the same key and bytes again change nothing)."""
+        client = self._client or s3_client()
+        client.put_object(Bucket=self.bucket, Key=import_object_key(owner, import_id), Body=data)

@@ -12,6 +12,7 @@ are found again and the chunk is counted once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -26,7 +27,12 @@ from scheduled_posts.logic.imports import (
     import_rows,
 )
 from scheduled_posts.logic.posts import PostDeps
-from scheduled_posts.models.imports import ImportOut, ImportRowOut, ImportStatus
+from scheduled_posts.models.imports import (
+    ImportChunkMessage,
+    ImportOut,
+    ImportRowOut,
+    ImportStatus,
+)
 
 
 class ImportRepository(Protocol):
@@ -48,6 +54,18 @@ class ImportRepository(Protocol):
         now: datetime,
         error: str | None = None,
     ) -> bool: ...
+
+
+class ImportFileStore(Protocol):
+    """Where a committed import's file waits for the importer (``data/imports.py``)."""
+
+    def save(self, owner: str, import_id: str, data: bytes) -> None: ...
+
+
+class ChunkQueue(Protocol):
+    """The import queue (``data/import_queue.py``)."""
+
+    def send(self, messages: Sequence[ImportChunkMessage]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -107,10 +125,50 @@ def start_import(
     key = key or file_key(data)
     found = import_id(owner, key)
     if not store.put_new(owner, found, fmt=fmt, rows=len(rows), now=deps.clock.now()):
-        return Started(checked=checked, import_id=found)
+        current = store.get(owner, found)
+        # A retry of a request that crashed between its record and its queue sends the chunks
+        # again (a chunk is idempotent); one whose import runs or ran already sends nothing.
+        if current is None or current.status is not ImportStatus.QUEUED:
+            return Started(checked=checked, import_id=found)
     count = -(-len(rows) // CHUNK_ROWS)
     chunks = tuple(ImportChunk(owner, found, key, fmt, n) for n in range(count))
     return Started(checked=checked, import_id=found, chunks=chunks)
+
+
+def submit_import(
+    owner: str,
+    data: bytes,
+    fmt: Format,
+    *,
+    key: str | None,
+    dry_run: bool,
+    deps: PostDeps,
+    store: ImportRepository,
+    files: ImportFileStore,
+    queue: ChunkQueue,
+) -> Started:
+    """:func:`start_import`, then, for a started import, keep the file for the importer and
+    queue one message per chunk (file first: a queued chunk always finds its file).
+
+    Raises
+    ------
+    ImportFileError
+        The file cannot be read as a whole.
+    QueueSendError
+        SQS refused a chunk (a retry of the request sends the chunks again).
+    """
+    started = start_import(owner, data, fmt, key=key, dry_run=dry_run, deps=deps, store=store)
+    if started.import_id is not None and started.chunks:
+        files.save(owner, started.import_id, data)
+        queue.send(
+            [
+                ImportChunkMessage(
+                    owner=c.owner, import_id=c.import_id, key=c.key, format=c.format, chunk=c.chunk
+                )
+                for c in started.chunks
+            ]
+        )
+    return started
 
 
 def run_chunk(
@@ -129,3 +187,16 @@ def run_chunk(
         store.finish(chunk.owner, chunk.import_id, ImportStatus.COMPLETED, now=now)
         current = store.get(chunk.owner, chunk.import_id)
     return current
+
+
+def fail_import(chunk: ImportChunk, *, store: ImportRepository, now: datetime) -> bool:
+    """A chunk reached the import queue's DLQ (it failed ``IMPORT_MAX_RECEIVES`` times): mark
+    the import ``failed`` with an ``error`` naming the chunk (its ``import.failed`` event
+    follows from the write). False when the import had finished already (a late duplicate).
+    The rows created before stay, with their results: the report says how far it got."""
+    first = chunk.chunk * CHUNK_ROWS + 1
+    error = (
+        f"chunk {chunk.chunk} (rows {first}-{first + CHUNK_ROWS - 1} of the file) could not be"
+        " run; retry the import to resume it"
+    )
+    return store.finish(chunk.owner, chunk.import_id, ImportStatus.FAILED, now=now, error=error)

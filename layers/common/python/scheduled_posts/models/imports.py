@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ImportStatus(StrEnum):
@@ -43,6 +43,27 @@ class ImportOut(BaseModel):
     updated_at: datetime
     error: str | None = None
     results: list[ImportRowOut] = Field(default_factory=list)
+
+
+class ImportCreate(BaseModel):
+    """``POST /v1/imports``: the file's ``content`` inline (UTF-8 text; the API refuses bodies
+    over 64 KiB, so a file of about 1,000 short rows at most), its ``format`` and ``dry_run``
+    (check only: every row's problems, nothing written)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["csv", "jsonl"] = "csv"
+    content: str = Field(min_length=1, description="The CSV or JSON Lines file, as text")
+    dry_run: bool = False
+
+
+class ImportCheck(BaseModel):
+    """A dry run's answer: ``rows_total``, ``valid`` (no row has a problem) and the
+    ``problems`` of each bad row by line (``ImportRowOut``)."""
+
+    rows_total: int = Field(ge=0)
+    valid: bool
+    problems: list[ImportRowOut] = Field(default_factory=list)
 
 
 class ImportChunkMessage(BaseModel):
