@@ -13,13 +13,14 @@ from infra.api import ApiConstruct
 from infra.config import StageConfig
 from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
+from infra.imports import ImportsConstruct
 from infra.layer import SharedLayerConstruct
 from infra.media import MediaConstruct
 from infra.monitoring import MonitoringConstruct
 from infra.notify import NotifyConstruct
 from infra.outbox import OutboxConstruct
 from infra.site import SiteConstruct
-from scheduled_posts.buckets import MEDIA_BUCKET
+from scheduled_posts.buckets import IMPORT_OBJECTS_PATTERN, MEDIA_BUCKET
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,19 @@ class ScheduledPostsStack(Stack):
             runtime=shared.runtime,
             functions_root=paths.functions,
         )
+        self.imports = ImportsConstruct(
+            self,
+            "Imports",
+            config=config,
+            posts=self.data.posts,
+            due_index=self.data.due_index,
+            dispatch_queues=self.dispatch.queues,
+            bucket=self.media.bucket,
+            api=self.api.function,
+            layer=shared.layer,
+            runtime=shared.runtime,
+            functions_root=paths.functions,
+        )
         self.monitoring = MonitoringConstruct(
             self,
             "Monitoring",
@@ -225,6 +239,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "materializer": stack.dispatch.materializer,
         "relay": stack.outbox.relay,
         "notifier": stack.notify.notifier,
+        "importer": stack.imports.importer,
     }
     acks: list[tuple[IConstruct, str, str]] = []
     for name, function in functions.items():
@@ -298,6 +313,14 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
     )
     acks.append(
         (
+            stack.imports.dlq,
+            f"{_NAG}SQS3",
+            "This queue is the import queue's dead-letter queue (its arrival marks the import "
+            "failed); a DLQ of a DLQ would only hide failures.",
+        )
+    )
+    acks.append(
+        (
             stack.api.cursor_secret,
             f"{_NAG}SMG4",
             "The cursor HMAC key only signs pagination cursors (no data access); rotating it "
@@ -312,6 +335,17 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 f"{_NAG}IAM5[Resource::{media_objects}]",
                 "Uploads are one object per media item (media/<media_id>), created at run "
                 "time: the grant covers the media/ prefix only, with the listed actions.",
+            )
+        )
+    import_objects = f"<{MEDIA_BUCKET.logical_id}.Arn>/{IMPORT_OBJECTS_PATTERN}"
+    for function in (stack.api.function, stack.imports.importer):
+        acks.append(
+            (
+                function,
+                f"{_NAG}IAM5[Resource::{import_objects}]",
+                "Import files are one object per import (imports/<owner>/<import_id>), created "
+                "at run time: the grant covers the imports/ prefix only (API PutObject, "
+                "importer GetObject).",
             )
         )
     acks += _site_acknowledgements(stack)

@@ -30,6 +30,8 @@ EXPECTED_ROUTE_KEYS = {
     "POST /v1/me/calendar-feed",
     "DELETE /v1/me/calendar-feed",
     "GET /v1/calendar-feeds/{token}",
+    "POST /v1/imports",
+    "GET /v1/imports/{import_id}",
     "GET /v1/channels/{channel_id}/posting-schedule",
     "PUT /v1/channels/{channel_id}/posting-schedule",
     "DELETE /v1/channels/{channel_id}/posting-schedule",

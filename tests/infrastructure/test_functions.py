@@ -11,7 +11,17 @@ from infra.config import SERVICE_SETTINGS
 from scheduled_posts.settings import Settings
 from tests.infrastructure.conftest import Synthesized
 
-NAMES = ("api", "sweeper", "worker", "watchdog", "reconciler", "materializer", "relay", "notifier")
+NAMES = (
+    "api",
+    "sweeper",
+    "worker",
+    "watchdog",
+    "reconciler",
+    "materializer",
+    "relay",
+    "notifier",
+    "importer",
+)
 POWERTOOLS_NAMES = {
     "POWERTOOLS_SERVICE_NAME",
     "POWERTOOLS_METRICS_NAMESPACE",
@@ -30,6 +40,7 @@ def _function(stage: Synthesized, name: str) -> dict[str, Any]:
         "materializer": dispatch.materializer,
         "relay": stage.stack.outbox.relay,
         "notifier": stage.stack.notify.notifier,
+        "importer": stage.stack.imports.importer,
     }[name]
     resource: dict[str, Any] = stage.resources[stage.logical_id(construct)]
     return resource

@@ -22,6 +22,7 @@ from boto3.dynamodb.conditions import Key
 from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
+from scheduled_posts.buckets import IMPORT_PREFIX
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
@@ -198,7 +199,7 @@ class ImportStore:
 
 def import_object_key(owner: str, import_id: str) -> str:
     """The S3 key of an import's file: ``imports/<owner>/<import_id>`` (the media bucket)."""
-    return f"imports/{owner}/{import_id}"
+    return f"{IMPORT_PREFIX}{owner}/{import_id}"
 
 
 class ImportFiles(Protocol):
