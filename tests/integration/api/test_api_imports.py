@@ -1,5 +1,6 @@
-"""Bulk import on moto: a dry run reports bad rows by line and writes nothing; a 1,000-row
-import runs chunk by chunk to every row's result; the same file again, a re-run chunk and a
+"""Bulk import on moto: a dry run reports bad rows by line and writes nothing; a 1,000-row file
+is checked whole and queued as ten chunks (its last chunk run); a 200-row import runs chunk by
+chunk to every row's result; the same file again, a re-run chunk and a
 re-sent request create nothing twice; an export re-imports to the same posts; another
 caller's import is not found. The background step is the importer Lambda's handler, given the
 chunks' SQS records."""
@@ -129,33 +130,62 @@ def test_import_dry_run_with_bad_rows_reports_each_by_line_and_writes_nothing(
     assert _post_count(alice) == 0
 
 
-def test_import_thousand_rows_completes_and_the_same_file_again_creates_nothing(
+def test_import_thousand_rows_is_checked_whole_and_queued_as_ten_chunks(
     alice: ApiClient, deps: PostDeps, store: ImportStore
 ) -> None:
-    channel = alice.create_channel("blog")
+    # The 1,000-row limit proved cheaply: every row checked (dry run and commit), the import
+    # recorded with ten chunks, and the last chunk run (rows 902-1001); a whole import through
+    # the importer is the 200-row test below (the two share run_chunk).
+    alice.create_channel("blog")
     data = _csv(1000, "blog")  # by name
+    dry = _start("alice", data, deps, store, dry_run=True)
+    assert (len(dry.checked), dry.problems, dry.import_id) == (1000, [], None)
     started = _start("alice", data, deps, store)
     assert started.import_id is not None and len(started.chunks) == 10
     queued = store.get("alice", started.import_id)
-    assert queued is not None and queued.status is ImportStatus.QUEUED
+    assert queued is not None and (queued.status, queued.rows_total) == (ImportStatus.QUEUED, 1000)
+    last = run_chunk(started.chunks[9], data, deps=deps, store=store)
+    assert last is not None and (last.status, last.rows_done) == (ImportStatus.RUNNING, 100)
+    assert [r.line for r in last.results] == list(range(902, 1002))
+    assert _post_count(alice) == 100
+
+
+def test_import_completes_and_the_same_file_again_creates_nothing(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    channel = alice.create_channel("blog")
+    data = _csv(200, "blog")  # by name
+    started = _start("alice", data, deps, store)
+    assert started.import_id is not None and len(started.chunks) == 2
 
     done = _run(started, data, deps, store)
     assert (done.status, done.rows_total, done.rows_done, done.rows_failed) == (
         ImportStatus.COMPLETED,
-        1000,
-        1000,
+        200,
+        200,
         0,
     )
-    assert [r.line for r in done.results] == list(range(2, 1002))
-    assert len({r.schedule_id for r in done.results}) == 1000
-    assert _post_count(alice) == 1000
+    assert [r.line for r in done.results] == list(range(2, 202))
+    assert len({r.schedule_id for r in done.results}) == 200
+    assert _post_count(alice) == 200
     first = alice.get(f"/v1/scheduled-posts/{done.results[0].schedule_id}").json
     assert (first["channel_ids"], first["content"]) == ([channel], "post 0")
 
     again = _start("alice", data, deps, store)  # re-uploaded: the same import, nothing to run
     assert (again.import_id, again.chunks) == (started.import_id, ())
-    rerun = run_chunk(started.chunks[3], data, deps=deps, store=store)  # a redelivered chunk
-    assert rerun is not None and (rerun.rows_done, rerun.rows_failed) == (1000, 0)
+    rerun = run_chunk(started.chunks[1], data, deps=deps, store=store)  # a redelivered chunk
+    assert rerun is not None and (rerun.rows_done, rerun.rows_failed) == (200, 0)
+    assert _post_count(alice) == 200
+
+
+def test_import_retry_of_a_request_that_crashed_before_queueing_gets_the_chunks_again(
+    alice: ApiClient, deps: PostDeps, store: ImportStore
+) -> None:
+    alice.create_channel("blog")
+    data = _csv(150, "blog")
+    first = _start("alice", data, deps, store)  # recorded; suppose the send never happened
+    again = _start("alice", data, deps, store)
+    assert again.import_id == first.import_id and again.chunks == first.chunks
 
 
 def test_import_chunk_rerun_after_a_crash_finds_its_posts(
