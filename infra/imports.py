@@ -22,7 +22,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
-from constructs import Construct
+from constructs import Construct, IConstruct
 
 from infra.config import StageConfig
 from infra.dispatch import dispatch_queue_environment
@@ -103,6 +103,28 @@ class ImportsConstruct(Construct):
         api.add_to_role_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
         self.queue.grant_send_messages(api)
         api.add_environment(IMPORT_QUEUE.settings_name, self.queue.queue_url)
+
+    def acknowledgements(
+        self, *, api: lambda_.Function, nag_prefix: str
+    ) -> list[tuple[IConstruct, str, str]]:
+        """(scope, cdk-nag finding id, reason) for the findings accepted on purpose here; the
+        stack adds the importer's common Lambda ones (basic execution role, X-Ray, runtime)."""
+        objects = f"<{MEDIA_BUCKET.logical_id}.Arn>/{IMPORT_OBJECTS_PATTERN}"
+        reason = (
+            "Import files are one object per import (imports/<owner>/<import_id>), created at "
+            "run time: the grant covers the imports/ prefix only (API PutObject, importer "
+            "GetObject)."
+        )
+        return [
+            (
+                self.dlq,
+                f"{nag_prefix}SQS3",
+                "This queue is the import queue's dead-letter queue (its arrival marks the "
+                "import failed); a DLQ of a DLQ would only hide failures.",
+            ),
+            (api, f"{nag_prefix}IAM5[Resource::{objects}]", reason),
+            (self.importer, f"{nag_prefix}IAM5[Resource::{objects}]", reason),
+        ]
 
     def _build_queues(self) -> None:
         removal = RemovalPolicy.RETAIN if self._config.retain_data else RemovalPolicy.DESTROY

@@ -20,7 +20,7 @@ from infra.monitoring import MonitoringConstruct
 from infra.notify import NotifyConstruct
 from infra.outbox import OutboxConstruct
 from infra.site import SiteConstruct
-from scheduled_posts.buckets import IMPORT_OBJECTS_PATTERN, MEDIA_BUCKET
+from scheduled_posts.buckets import MEDIA_BUCKET
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,7 @@ class ScheduledPostsStack(Stack):
         )
         self.monitoring.add_outbox(relay=self.outbox.relay, relay_dlq=self.outbox.dlq)
         self.monitoring.add_notify(notifier=self.notify.notifier, notify_dlq=self.notify.dlq)
+        self.monitoring.add_imports(importer=self.imports.importer)
         Tags.of(self).add("service", config.service_name)
         Tags.of(self).add("stage", config.stage)
         self._add_outputs()
@@ -313,14 +314,6 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
     )
     acks.append(
         (
-            stack.imports.dlq,
-            f"{_NAG}SQS3",
-            "This queue is the import queue's dead-letter queue (its arrival marks the import "
-            "failed); a DLQ of a DLQ would only hide failures.",
-        )
-    )
-    acks.append(
-        (
             stack.api.cursor_secret,
             f"{_NAG}SMG4",
             "The cursor HMAC key only signs pagination cursors (no data access); rotating it "
@@ -337,17 +330,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "time: the grant covers the media/ prefix only, with the listed actions.",
             )
         )
-    import_objects = f"<{MEDIA_BUCKET.logical_id}.Arn>/{IMPORT_OBJECTS_PATTERN}"
-    for function in (stack.api.function, stack.imports.importer):
-        acks.append(
-            (
-                function,
-                f"{_NAG}IAM5[Resource::{import_objects}]",
-                "Import files are one object per import (imports/<owner>/<import_id>), created "
-                "at run time: the grant covers the imports/ prefix only (API PutObject, "
-                "importer GetObject).",
-            )
-        )
+    acks += stack.imports.acknowledgements(api=stack.api.function, nag_prefix=_NAG)
     acks += _site_acknowledgements(stack)
     if stack.api.user_pool is not None:
         acks += [

@@ -94,3 +94,14 @@ def test_api_may_keep_import_files_and_queue_chunks(dev: Synthesized) -> None:
     assert any(queue in json.dumps(s["Resource"]) for s in sends)
     env = _function(dev, "api")["Properties"]["Environment"]["Variables"]
     assert env["IMPORT_QUEUE_URL"] == {"Ref": queue}
+
+
+def test_importer_errors_alarm(dev: Synthesized) -> None:
+    importer = dev.logical_id(dev.stack.imports.importer)
+    alarms = [
+        a["Properties"]
+        for a in dev.of_type("AWS::CloudWatch::Alarm").values()
+        if {"Name": "FunctionName", "Value": {"Ref": importer}}
+        in a["Properties"].get("Dimensions", [])
+    ]
+    assert len(alarms) == 1 and alarms[0]["MetricName"] == "Errors"
