@@ -100,7 +100,10 @@ class ImportsConstruct(Construct):
             iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects])
         )
         # The API keeps the file and queues the chunks.
-        api.add_to_role_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[objects]))
+        # (and reads a file uploaded through its pre-signed form).
+        api.add_to_role_policy(
+            iam.PolicyStatement(actions=["s3:PutObject", "s3:GetObject"], resources=[objects])
+        )
         self.queue.grant_send_messages(api)
         api.add_environment(IMPORT_QUEUE.settings_name, self.queue.queue_url)
 

@@ -31,6 +31,7 @@ EXPECTED_ROUTE_KEYS = {
     "DELETE /v1/me/calendar-feed",
     "GET /v1/calendar-feeds/{token}",
     "POST /v1/imports",
+    "POST /v1/imports/uploads",
     "GET /v1/imports/{import_id}",
     "GET /v1/channels/{channel_id}/posting-schedule",
     "PUT /v1/channels/{channel_id}/posting-schedule",

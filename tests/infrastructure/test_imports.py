@@ -86,7 +86,8 @@ def test_api_may_keep_import_files_and_queue_chunks(dev: Synthesized) -> None:
     puts = [
         s
         for s in statements
-        if _actions(s) == ["s3:PutObject"] and "/imports/*" in json.dumps(s["Resource"])
+        if _actions(s) == ["s3:PutObject", "s3:GetObject"]
+        and "/imports/*" in json.dumps(s["Resource"])
     ]
     assert len(puts) == 1
     queue = dev.logical_id(dev.stack.imports.queue)

@@ -167,3 +167,24 @@ def test_post_import_chunk_in_the_dlq_marks_the_import_failed(
     found = alice.get(f"/v1/imports/{first.json['import_id']}").json
     assert found["status"] == "failed"
     assert "rows 101-200" in found["error"]
+
+
+def test_post_import_of_an_uploaded_file_reads_it_and_a_missing_upload_is_422(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    created = alice.post("/v1/imports/uploads")
+    assert created.status == 201, created.json
+    upload_id, form = created.json["upload_id"], created.json["upload"]
+    assert form["fields"]["key"] == f"imports/alice/uploads/{upload_id}"
+    # The client's multipart POST to the form, as S3 stores it.
+    boto3.client("s3").put_object(Bucket=bucket, Key=form["fields"]["key"], Body=_csv(3).encode())
+    dry = alice.post("/v1/imports", {"upload_id": upload_id, "dry_run": True})
+    assert (dry.status, dry.json["rows_total"], dry.json["valid"]) == (200, 3, True)
+
+    missing = alice.post("/v1/imports", {"upload_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12})
+    assert missing.status == 422, missing.json
+    assert missing.json["errors"][0]["loc"] == ["body", "upload_id"]
+    assert missing.json["errors"][0]["type"] == "not_uploaded"
+    both = alice.post("/v1/imports", {"upload_id": upload_id, "content": "x"})
+    assert both.status == 422, both.json

@@ -69,6 +69,7 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/calendar-feeds/{token}", "GET", auth=False),
     # imports.py
     *_routes("/v1/imports", "POST"),
+    *_routes("/v1/imports/uploads", "POST"),
     *_routes("/v1/imports/{import_id}", "GET"),
     # events.py
     *_routes("/v1/events", "GET"),

@@ -202,6 +202,11 @@ def import_object_key(owner: str, import_id: str) -> str:
     return f"{IMPORT_PREFIX}{owner}/{import_id}"
 
 
+def import_upload_key(owner: str, upload_id: str) -> str:
+    """The S3 key of a file uploaded for an import: ``imports/<owner>/uploads/<upload_id>``."""
+    return f"{IMPORT_PREFIX}{owner}/uploads/{upload_id}"
+
+
 class ImportFiles(Protocol):
     """Where an import's file is kept while it runs."""
 
@@ -231,3 +236,30 @@ class S3ImportFiles:
         """Store the file (one ``PutObject``; the same key and bytes again change nothing)."""
         client = self._client or s3_client()
         client.put_object(Bucket=self.bucket, Key=import_object_key(owner, import_id), Body=data)
+
+    def presign_upload(
+        self, owner: str, upload_id: str, *, max_bytes: int, expires_seconds: int
+    ) -> dict[str, Any]:
+        """A pre-signed POST policy for :func:`import_upload_key`: ``{"url", "fields"}``, the
+        file at most ``max_bytes`` (``content-length-range``; S3 API Reference, "Creating a
+        POST policy"). moto does not check the range: the import's own 5 MB check does."""
+        client = self._client or s3_client()
+        return dict(
+            client.generate_presigned_post(
+                Bucket=self.bucket,
+                Key=import_upload_key(owner, upload_id),
+                Conditions=[["content-length-range", 1, max_bytes]],
+                ExpiresIn=expires_seconds,
+            )
+        )
+
+    def load_upload(self, owner: str, upload_id: str) -> bytes | None:
+        """The uploaded file's bytes, or None when nothing was uploaded under that id."""
+        client = self._client or s3_client()
+        try:
+            answer = client.get_object(Bucket=self.bucket, Key=import_upload_key(owner, upload_id))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return None
+            raise
+        return bytes(answer["Body"].read())

@@ -6,7 +6,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from scheduled_posts.models.api import ID_PATTERN
+from scheduled_posts.models.media import UploadForm
 
 
 class ImportStatus(StrEnum):
@@ -46,15 +49,32 @@ class ImportOut(BaseModel):
 
 
 class ImportCreate(BaseModel):
-    """``POST /v1/imports``: the file's ``content`` inline (UTF-8 text; the API refuses bodies
-    over 64 KiB, so a file of about 1,000 short rows at most), its ``format`` and ``dry_run``
-    (check only: every row's problems, nothing written)."""
+    """``POST /v1/imports``: the file, either ``content`` inline (UTF-8 text; the API refuses
+    bodies over 64 KiB, so about 1,000 short rows at most) or ``upload_id`` (a file sent to the
+    form of ``POST /v1/imports/uploads``, up to 5 MB); its ``format``; ``dry_run`` (check
+    only: every row's problems, nothing written)."""
 
     model_config = ConfigDict(extra="forbid")
 
     format: Literal["csv", "jsonl"] = "csv"
-    content: str = Field(min_length=1, description="The CSV or JSON Lines file, as text")
+    content: str | None = Field(None, min_length=1, description="The file, as text")
+    upload_id: str | None = Field(None, pattern=ID_PATTERN, description="An uploaded file")
     dry_run: bool = False
+
+    @model_validator(mode="after")
+    def _one_file(self) -> ImportCreate:
+        if (self.content is None) == (self.upload_id is None):
+            raise ValueError("give exactly one of content and upload_id")
+        return self
+
+
+class ImportUploadOut(BaseModel):
+    """``POST /v1/imports/uploads``: the ``upload_id`` to name in ``POST /v1/imports`` and the
+    pre-signed form to send the file to (a ``multipart/form-data`` POST to ``upload.url`` with
+    ``upload.fields`` and then the file as field ``file``, at most 5 MB)."""
+
+    upload_id: str
+    upload: UploadForm
 
 
 class ImportCheck(BaseModel):
