@@ -46,6 +46,8 @@ RESOURCE_SETTINGS = frozenset(
         "EVENT_BUS_NAME",
         "NOTIFY_QUEUE_URL",
         "NOTIFY_DLQ_URL",
+        "IMPORT_QUEUE_URL",
+        "IMPORT_DLQ_URL",
         "CURSOR_SECRET",
         "CURSOR_SECRET_ARN",
         "CREDENTIALS_KEY_ID",

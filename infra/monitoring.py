@@ -182,6 +182,10 @@ class MonitoringConstruct(Construct):
             ),
         )
 
+    def add_imports(self, *, importer: lambda_.IFunction) -> None:
+        """Importer errors (the import DLQ is the importer's own input: no depth alarm)."""
+        self._errors_alarm("ImporterErrorsAlarm", importer, "The importer fails", sustained=True)
+
     def add_notify(self, *, notifier: lambda_.IFunction, notify_dlq: sqs.IQueue) -> None:
         """Alarms on the notifications (notifier errors, notify DLQ depth) and a dashboard row
         with the notification lag (``occurred_at`` to the endpoint's 2xx) and the counts."""

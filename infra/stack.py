@@ -13,6 +13,7 @@ from infra.api import ApiConstruct
 from infra.config import StageConfig
 from infra.data import DataConstruct
 from infra.dispatch import DispatchConstruct
+from infra.imports import ImportsConstruct
 from infra.layer import SharedLayerConstruct
 from infra.media import MediaConstruct
 from infra.monitoring import MonitoringConstruct
@@ -138,6 +139,19 @@ class ScheduledPostsStack(Stack):
             runtime=shared.runtime,
             functions_root=paths.functions,
         )
+        self.imports = ImportsConstruct(
+            self,
+            "Imports",
+            config=config,
+            posts=self.data.posts,
+            due_index=self.data.due_index,
+            dispatch_queues=self.dispatch.queues,
+            bucket=self.media.bucket,
+            api=self.api.function,
+            layer=shared.layer,
+            runtime=shared.runtime,
+            functions_root=paths.functions,
+        )
         self.monitoring = MonitoringConstruct(
             self,
             "Monitoring",
@@ -153,6 +167,7 @@ class ScheduledPostsStack(Stack):
         )
         self.monitoring.add_outbox(relay=self.outbox.relay, relay_dlq=self.outbox.dlq)
         self.monitoring.add_notify(notifier=self.notify.notifier, notify_dlq=self.notify.dlq)
+        self.monitoring.add_imports(importer=self.imports.importer)
         Tags.of(self).add("service", config.service_name)
         Tags.of(self).add("stage", config.stage)
         self._add_outputs()
@@ -227,6 +242,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
         "verifier": stack.dispatch.verifier,
         "relay": stack.outbox.relay,
         "notifier": stack.notify.notifier,
+        "importer": stack.imports.importer,
     }
     acks: list[tuple[IConstruct, str, str]] = []
     for name, function in functions.items():
@@ -316,6 +332,7 @@ def _acknowledgements(stack: ScheduledPostsStack) -> list[tuple[IConstruct, str,
                 "time: the grant covers the media/ prefix only, with the listed actions.",
             )
         )
+    acks += stack.imports.acknowledgements(api=stack.api.function, nag_prefix=_NAG)
     acks += _site_acknowledgements(stack)
     if stack.api.user_pool is not None:
         acks += [

@@ -33,7 +33,13 @@ from local.emulation import resources
 from local.emulation.s3_post_policy import PostPolicyApp
 from local.moto_speed import fast_moto_transactions
 from scheduled_posts.buckets import MEDIA_BUCKET
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
+from scheduled_posts.tables import (
+    ALL_QUEUES,
+    ALL_TABLES,
+    IMPORT_MAX_RECEIVES,
+    IMPORT_QUEUES,
+    NOTIFY_QUEUES,
+)
 
 log = logging.getLogger("local.aws")
 
@@ -51,6 +57,11 @@ QUEUE_NAMES = {"DispatchQueue": "scheduled-posts-dispatch", "DispatchDLQ": "sche
 NOTIFY_QUEUE_NAMES = {
     "NotifyQueue": "scheduled-posts-notify",
     "NotifyDLQ": "scheduled-posts-notify-dlq",
+}
+#: The import queue and its DLQ (decision "Bulk import").
+IMPORT_QUEUE_NAMES = {
+    "ImportQueue": "scheduled-posts-import",
+    "ImportDLQ": "scheduled-posts-import-dlq",
 }
 _FAIL_FAST = Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=30)
 #: How often a long poll (``ReceiveMessage`` with ``WaitTimeSeconds``) is retried as a short one.
@@ -399,11 +410,12 @@ def resource_environment(port: int) -> dict[str, str]:
         env[queue.settings_name] = sqs.get_queue_url(QueueName=QUEUE_NAMES[queue.logical_id])[
             "QueueUrl"
         ]
-    for queue in NOTIFY_QUEUES:
-        with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):
-            env[queue.settings_name] = sqs.get_queue_url(
-                QueueName=NOTIFY_QUEUE_NAMES[queue.logical_id]
-            )["QueueUrl"]
+    for queues, names in ((NOTIFY_QUEUES, NOTIFY_QUEUE_NAMES), (IMPORT_QUEUES, IMPORT_QUEUE_NAMES)):
+        for queue in queues:
+            with contextlib.suppress(sqs.exceptions.QueueDoesNotExist):
+                env[queue.settings_name] = sqs.get_queue_url(QueueName=names[queue.logical_id])[
+                    "QueueUrl"
+                ]
     env["CREDENTIALS_KEY_ID"] = resources.ensure_credentials_key(_kms(port))
     env[MEDIA_BUCKET.settings_name] = str(getattr(settings, MEDIA_BUCKET.settings_name))
     return env
@@ -421,4 +433,17 @@ def ensure_notify_queues(
         queue_names=NOTIFY_QUEUE_NAMES,
         max_attempts=max_attempts,
         notifier_timeout_seconds=notifier_timeout_seconds,
+    )
+
+
+def ensure_import_queues(port: int, *, importer_timeout_seconds: int) -> dict[str, str]:
+    """Create the import queue and its DLQ on the server on ``port`` when missing
+    (:func:`local.emulation.resources.ensure_import_queues`); ``IMPORT_QUEUE_URL`` and
+    ``IMPORT_DLQ_URL``."""
+    _, sqs = _clients(port)
+    return resources.ensure_import_queues(
+        sqs,
+        queue_names=IMPORT_QUEUE_NAMES,
+        max_receives=IMPORT_MAX_RECEIVES,
+        importer_timeout_seconds=importer_timeout_seconds,
     )

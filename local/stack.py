@@ -2,8 +2,8 @@
 
 Order of start: the embedded AWS (reused when already listening), the missing tables and
 queues, the environment the handlers read (the same names as the deployed Lambdas'), the
-schedules (`local.schedulers.scheduled_functions`), the SQS pollers for the worker and
-the notifier, the relay on the posts table's stream, and last the HTTP front; then one line,
+schedules (`local.schedulers.scheduled_functions`), the SQS pollers (worker, notifier,
+importer), the relay on the posts table's stream, and last the HTTP front; then one line,
 ``API ready at http://127.0.0.1:<port>``. Stop runs in reverse, each thread bounded, so the
 whole stack is down within a few seconds.
 """
@@ -29,6 +29,7 @@ from local.config import LocalConfig, apply_service_defaults, page_origins
 from local.embedded_aws import (
     EmbeddedAws,
     apply_client_environment,
+    ensure_import_queues,
     ensure_media_bucket,
     ensure_notify_queues,
     ensure_resources,
@@ -41,6 +42,7 @@ from local.emulation.resources import ensure_event_bus
 from local.emulation.sqs import BatchOutcome, SqsPoller
 from local.emulation.streams import StreamLoop, StreamPoller, stream_arn, streams_client
 from local.http_front import ApiFront, JwtChecker
+from local.pollers import queue_pollers
 from local.schedulers import Schedule, scheduled_functions
 from scheduled_posts import sizing
 from scheduled_posts.clock import format_instant
@@ -192,6 +194,11 @@ class LocalStack:
                 notifier_timeout_seconds=sizing.DEFAULT_NOTIFIER_TIMEOUT_SECONDS,
             )
         )
+        os.environ.update(
+            ensure_import_queues(
+                config.aws_port, importer_timeout_seconds=sizing.DEFAULT_IMPORTER_TIMEOUT_SECONDS
+            )
+        )
         os.environ["POSTS_TABLE_NAME"] = base.POSTS_TABLE_NAME
         os.environ["DUE_INDEX_TABLE_NAME"] = base.DUE_INDEX_TABLE_NAME
         os.environ["IDEMPOTENCY_TABLE_NAME"] = base.IDEMPOTENCY_TABLE_NAME
@@ -221,8 +228,7 @@ class LocalStack:
 
         if is_available("relay"):
             self.stream_loops.append(self._relay_loop(settings))
-        if is_available("notifier"):
-            self.pollers.append(self._notifier_poller(settings))
+        self.pollers.extend(queue_pollers(settings, config, self.stop_event))
 
         api = self._api_function()
         self.front = ApiFront(
@@ -311,23 +317,6 @@ class LocalStack:
                     due_table_name=settings.DUE_INDEX_TABLE_NAME,
                 )
             ),
-        )
-
-    def _notifier_poller(self, settings: Settings) -> SqsPoller:
-        """The notifier on the notify queue (issue 14), as its event source mapping would."""
-        sqs = boto3.client("sqs")
-        arn = sqs.get_queue_attributes(
-            QueueUrl=settings.NOTIFY_QUEUE_URL, AttributeNames=["QueueArn"]
-        )["Attributes"]["QueueArn"]
-        return SqsPoller(
-            sqs,
-            queue_url=settings.NOTIFY_QUEUE_URL,
-            queue_arn=arn,
-            function=LambdaFunction("notifier", sizing.DEFAULT_NOTIFIER_TIMEOUT_SECONDS),
-            batch_size=sizing.DEFAULT_NOTIFIER_BATCH_SIZE,
-            wait_seconds=self.config.poll_wait_seconds,
-            poll_interval_seconds=self.config.poll_interval_seconds or None,
-            stop_event=self.stop_event,
         )
 
     def stop(self, timeout: float = 5.0) -> None:

@@ -19,6 +19,7 @@ from scheduled_posts.sizing import visibility_timeout_seconds
 from scheduled_posts.tables import (
     ALL_QUEUES,
     ALL_TABLES,
+    IMPORT_QUEUES,
     NOTIFY_QUEUES,
     QueueDef,
     create_table_request,
@@ -133,6 +134,28 @@ def ensure_notify_queues(
         queue_names=queue_names,
         max_receive_count=max_attempts,
         consumer_timeout_seconds=notifier_timeout_seconds,
+    )
+
+
+def ensure_import_queues(
+    sqs: Any,
+    *,
+    queue_names: Mapping[str, str],
+    max_receives: int,
+    importer_timeout_seconds: int,
+) -> dict[str, str]:
+    """Create the import queue and its DLQ when missing (decision "Bulk import"); their
+    settings. ``queue_names`` maps ``ImportQueue``/``ImportDLQ`` to physical names; a chunk
+    moves to the DLQ after ``max_receives`` receives (``IMPORT_MAX_RECEIVES``) and a received
+    one hides for 6 x ``importer_timeout_seconds``, as deployed (``infra/imports.py``).
+    Returns ``IMPORT_QUEUE_URL`` and ``IMPORT_DLQ_URL``.
+    """
+    return _ensure_queues(
+        sqs,
+        IMPORT_QUEUES,
+        queue_names=queue_names,
+        max_receive_count=max_receives,
+        consumer_timeout_seconds=importer_timeout_seconds,
     )
 
 

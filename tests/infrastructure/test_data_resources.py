@@ -100,8 +100,9 @@ def test_dispatch_queue_redrives_to_dlq_after_max_receive_count(dev: Synthesized
 
 def test_queues_all_server_side_encrypted(dev: Synthesized) -> None:
     queues = dev.of_type("AWS::SQS::Queue")
-    # plus one DLQ per schedule, the outbox relay's DLQ and the notify queue with its DLQ
-    assert len(queues) == len(ALL_QUEUES) + 5 + 1 + 2
+    # plus one DLQ per schedule, the outbox relay's DLQ, the notify queue with its DLQ and
+    # the import queue with its DLQ
+    assert len(queues) == len(ALL_QUEUES) + 5 + 1 + 2 + 2
     for logical_id, queue in queues.items():
         assert queue["Properties"].get("SqsManagedSseEnabled") is True, logical_id
 

@@ -21,6 +21,7 @@ NAMES = (
     "verifier",
     "relay",
     "notifier",
+    "importer",
 )
 POWERTOOLS_NAMES = {
     "POWERTOOLS_SERVICE_NAME",
@@ -41,6 +42,7 @@ def _function(stage: Synthesized, name: str) -> dict[str, Any]:
         "verifier": dispatch.verifier,
         "relay": stage.stack.outbox.relay,
         "notifier": stage.stack.notify.notifier,
+        "importer": stage.stack.imports.importer,
     }[name]
     resource: dict[str, Any] = stage.resources[stage.logical_id(construct)]
     return resource

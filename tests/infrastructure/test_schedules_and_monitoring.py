@@ -121,8 +121,9 @@ def test_alarm_every_dead_letter_queue_message(dev: Synthesized) -> None:
 def test_alarms_all_notify_the_topic(dev: Synthesized) -> None:
     (topic_id,) = dev.of_type("AWS::SNS::Topic")
     alarms = dev.of_type("AWS::CloudWatch::Alarm").values()
-    # the relay's three, the notifier's two, read-back's findings, the verifier's two
-    assert len(alarms) == 11 + 3 + 2 + 1 + 2
+    # the relay's three, the notifier's two, read-back's findings, the verifier's two, the
+    # importer's one
+    assert len(alarms) == 11 + 3 + 2 + 1 + 2 + 1
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [{"Ref": topic_id}]
 

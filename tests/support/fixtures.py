@@ -19,12 +19,23 @@ from moto import mock_aws
 from local.emulation.resources import (
     ensure_credentials_key,
     ensure_event_bus,
+    ensure_import_queues,
     ensure_notify_queues,
     ensure_resources,
 )
 from scheduled_posts.settings import Settings
-from scheduled_posts.sizing import DEFAULT_NOTIFIER_TIMEOUT_SECONDS, visibility_timeout_seconds
-from scheduled_posts.tables import ALL_QUEUES, ALL_TABLES, NOTIFY_QUEUES
+from scheduled_posts.sizing import (
+    DEFAULT_IMPORTER_TIMEOUT_SECONDS,
+    DEFAULT_NOTIFIER_TIMEOUT_SECONDS,
+    visibility_timeout_seconds,
+)
+from scheduled_posts.tables import (
+    ALL_QUEUES,
+    ALL_TABLES,
+    IMPORT_MAX_RECEIVES,
+    IMPORT_QUEUES,
+    NOTIFY_QUEUES,
+)
 from tests.support.clock import SimClock
 
 #: The simulated "now" every test starts at unless it travels elsewhere.
@@ -76,6 +87,14 @@ def create_resources(prefix: str = "test", **overrides: Any) -> AwsResources:
             queue_names={q.logical_id: f"{prefix}-{q.logical_id}" for q in NOTIFY_QUEUES},
             max_attempts=overrides.get("NOTIFY_MAX_ATTEMPTS", Settings().NOTIFY_MAX_ATTEMPTS),
             notifier_timeout_seconds=DEFAULT_NOTIFIER_TIMEOUT_SECONDS,
+        )
+    )
+    names.update(
+        ensure_import_queues(
+            sqs,
+            queue_names={q.logical_id: f"{prefix}-{q.logical_id}" for q in IMPORT_QUEUES},
+            max_receives=IMPORT_MAX_RECEIVES,
+            importer_timeout_seconds=DEFAULT_IMPORTER_TIMEOUT_SECONDS,
         )
     )
     kms = boto3.client("kms", region_name="us-east-1")

@@ -21,6 +21,8 @@ from scheduled_posts.data.card_thumbs import put_thumb
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
+from scheduled_posts.data.import_queue import ImportQueue
+from scheduled_posts.data.imports import ImportStore, S3ImportFiles
 from scheduled_posts.data.media import MediaRepository, S3MediaObjects
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.posting_queue import PostingQueueStore
@@ -179,6 +181,21 @@ class ApiDependencies:
             uploads=self.media_deps,
             put_object=lambda key, data, kind: put_thumb(objects, key, data, kind),
         )
+
+    @cached_property
+    def imports(self) -> ImportStore:
+        """Bulk imports and their rows' results."""
+        return ImportStore(self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb)
+
+    @cached_property
+    def import_files(self) -> S3ImportFiles:
+        """Committed imports' files in the media bucket under ``imports/``."""
+        return S3ImportFiles(self.settings.MEDIA_BUCKET_NAME, client=self.s3)
+
+    @cached_property
+    def import_queue(self) -> ImportQueue:
+        """The import queue (``IMPORT_QUEUE_URL``)."""
+        return ImportQueue(self.settings.IMPORT_QUEUE_URL)
 
     @cached_property
     def calendar_feeds(self) -> CalendarFeedStore:

@@ -116,3 +116,9 @@ MEDIA_BUCKET = BucketDef(
     object_prefix="media/",
     pending_tag=("state", "pending"),
 )
+
+#: Where a committed import's file waits for the importer in the media bucket
+#: (``imports/<owner>/<import_id>``; decision "Bulk import").
+IMPORT_PREFIX = "imports/"
+#: The IAM resource suffix of every import file.
+IMPORT_OBJECTS_PATTERN = f"{IMPORT_PREFIX}*"

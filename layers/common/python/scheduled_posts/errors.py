@@ -22,6 +22,10 @@ class NotFoundError(ServiceError):
     title = "Not found"
 
 
+class ImportNotFoundError(NotFoundError):
+    """No import with that id for this caller."""
+
+
 class PostNotFoundError(NotFoundError):
     """No post with that id for this caller."""
 

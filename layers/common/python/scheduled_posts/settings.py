@@ -124,6 +124,10 @@ class Settings(BaseModel):
     NOTIFY_TIMEOUT_SECONDS: float = Field(5.0, gt=0, le=30)
     NOTIFY_RETRY_BASE_SECONDS: float = Field(30.0, gt=0)
     NOTIFY_RETRY_CAP_SECONDS: float = Field(3600.0, gt=0, le=43_200)
+    #: Bulk imports (decision "Bulk import"): the import queue (one message per chunk of 100
+    #: rows) and its DLQ, whose arrival marks the import ``failed``.
+    IMPORT_QUEUE_URL: str = ""
+    IMPORT_DLQ_URL: str = ""
     MAX_NOTIFICATION_ENDPOINTS_PER_USER: int = Field(10, ge=1, le=1000)
     #: Event types the relay puts on the EventBridge bus, comma-separated (``*``: every type;
     #: empty: none). Every event stays in the feed and goes to notifications whatever this says

@@ -83,3 +83,10 @@ def worker_sizing_errors(
 #: twice. The notify queue's visibility is 6 x this, like the dispatch queue's.
 DEFAULT_NOTIFIER_BATCH_SIZE = 10
 DEFAULT_NOTIFIER_TIMEOUT_SECONDS = 60
+
+#: The importer (decision "Bulk import"): one record is one chunk of 100 rows, each a few
+#: reads and one conditional create (about 10 ms each on DynamoDB, so about 2 s a chunk); a
+#: batch of 2 chunks in 120 s leaves a wide margin for throttled writes. The import queue's
+#: visibility is 6 x this, like the other queues'.
+DEFAULT_IMPORTER_BATCH_SIZE = 2
+DEFAULT_IMPORTER_TIMEOUT_SECONDS = 120

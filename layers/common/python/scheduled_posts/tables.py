@@ -101,6 +101,14 @@ ALL_QUEUES: tuple[QueueDef, ...] = (DISPATCH_DLQ, DISPATCH_QUEUE)
 NOTIFY_DLQ = QueueDef("NotifyDLQ", "NOTIFY_DLQ_URL", retention_days=14)
 NOTIFY_QUEUE = QueueDef("NotifyQueue", "NOTIFY_QUEUE_URL", dead_letter="NotifyDLQ")
 NOTIFY_QUEUES: tuple[QueueDef, ...] = (NOTIFY_DLQ, NOTIFY_QUEUE)
+#: Bulk imports (decision "Bulk import"): one message per chunk of an import, consumed by the
+#: importer; after ``IMPORT_MAX_RECEIVES`` receives a chunk moves to the DLQ, whose consumer
+#: marks the import ``failed``.
+IMPORT_DLQ = QueueDef("ImportDLQ", "IMPORT_DLQ_URL", retention_days=14)
+IMPORT_QUEUE = QueueDef("ImportQueue", "IMPORT_QUEUE_URL", dead_letter="ImportDLQ")
+IMPORT_QUEUES: tuple[QueueDef, ...] = (IMPORT_DLQ, IMPORT_QUEUE)
+#: Receives of one chunk before the DLQ (a chunk is idempotent, so retries are safe).
+IMPORT_MAX_RECEIVES = 3
 
 
 def create_table_request(table: TableDef, table_name: str) -> dict[str, object]:

@@ -22,6 +22,7 @@ from scheduled_posts.api import (
     channels,
     events,
     exports,
+    imports,
     media,
     notification_endpoints,
     posting_queue,
@@ -69,6 +70,7 @@ def build_resolver() -> APIGatewayHttpResolver:
         media,
         posting_queue,
         exports,
+        imports,
     ):
         resolver.include_router(module.router)
     return resolver

@@ -68,6 +68,10 @@ ROUTES: tuple[ApiRoute, ...] = (
     *_routes("/v1/scheduled-posts/export.csv", "GET"),
     *_routes("/v1/me/calendar-feed", "POST", "DELETE"),
     *_routes("/v1/calendar-feeds/{token}", "GET", auth=False),
+    # imports.py
+    *_routes("/v1/imports", "POST"),
+    *_routes("/v1/imports/uploads", "POST"),
+    *_routes("/v1/imports/{import_id}", "GET"),
     # events.py
     *_routes("/v1/events", "GET"),
     # account.py

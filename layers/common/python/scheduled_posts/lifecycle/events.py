@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
+from scheduled_posts.lifecycle.import_events import import_events, is_import_record
 from scheduled_posts.lifecycle.media_events import media_events
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.models.events import (
@@ -311,6 +312,10 @@ def _series_events(old: Item | None, new: Item) -> list[BaseEvent]:
     ]
 
 
+def _import(old: Item | None, new: Item) -> list[BaseEvent]:
+    return import_events(old, new, event_id)
+
+
 def _media(old: Item | None, new: Item) -> list[BaseEvent]:
     return media_events(old, new, event_id)
 
@@ -324,4 +329,5 @@ DERIVERS: tuple[
     (lambda sk: sk == keys.POST_SK, _post_events),
     (lambda sk: sk.startswith(SERIES_SK_PREFIX), _series_events),
     (lambda sk: sk.startswith(MEDIA_SK_PREFIX), _media),
+    (is_import_record, _import),
 )

@@ -146,6 +146,7 @@ def _error(loc: list[Any], msg: str, kind: str) -> dict[str, Any]:
 
 
 def publish_at_errors(publish_at: datetime, now: datetime, settings: Settings) -> list[dict]:
+    """The create's ``publish_at`` problems (past; beyond ``MAX_SCHEDULE_AHEAD_DAYS``)."""
     loc = ["body", "publish_at"]
     if publish_at < now:
         return [_error(loc, "must not be in the past", "publish_at_past")]

@@ -38,6 +38,8 @@ class EventType(StrEnum):
     DELIVERY_VERIFICATION_FAILED = "delivery.verification_failed"
     SERIES_STOPPED = "series.stopped"
     MEDIA_REJECTED = "media.rejected"
+    IMPORT_COMPLETED = "import.completed"
+    IMPORT_FAILED = "import.failed"
 
 
 class ChannelOutcome(BaseModel):
@@ -209,6 +211,35 @@ class MediaRejected(BaseEvent):
         return keys.owner_pk(self.owner)
 
 
+class ImportEvent(BaseEvent):
+    """A bulk import finished (``POST /v1/imports``; decision "Bulk import"): its ``import_id``
+    and row counts (``rows_done`` created, ``rows_failed`` with problems, of ``rows_total``);
+    the per-row results are at ``GET /v1/imports/{import_id}``. ``occurred_at`` is when the
+    import finished."""
+
+    import_id: str
+    rows_total: int = Field(ge=0)
+    rows_done: int = Field(ge=0)
+    rows_failed: int = Field(ge=0)
+
+    def trail_pk(self) -> str:
+        """The owner's partition (``OWNER#<sub>``), where the import itself lives."""
+        return keys.owner_pk(self.owner)
+
+
+class ImportCompleted(ImportEvent):
+    """Every row of the import has its result (some rows may have failed)."""
+
+    type: Literal[EventType.IMPORT_COMPLETED] = EventType.IMPORT_COMPLETED
+
+
+class ImportFailed(ImportEvent):
+    """The import stopped before every row had a result; ``error`` says why."""
+
+    type: Literal[EventType.IMPORT_FAILED] = EventType.IMPORT_FAILED
+    error: str
+
+
 EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.POST_SCHEDULED: PostScheduled,
     EventType.POST_UPDATED: PostUpdated,
@@ -224,6 +255,8 @@ EVENT_MODELS: dict[EventType, type[BaseEvent]] = {
     EventType.DELIVERY_VERIFICATION_FAILED: DeliveryVerificationFailed,
     EventType.SERIES_STOPPED: SeriesStopped,
     EventType.MEDIA_REJECTED: MediaRejected,
+    EventType.IMPORT_COMPLETED: ImportCompleted,
+    EventType.IMPORT_FAILED: ImportFailed,
 }
 
 OutcomeEvent = Annotated[
@@ -240,7 +273,9 @@ OutcomeEvent = Annotated[
     | DeliveryRetrying
     | DeliveryVerificationFailed
     | SeriesStopped
-    | MediaRejected,
+    | MediaRejected
+    | ImportCompleted
+    | ImportFailed,
     Field(discriminator="type"),
 ]
 """Any event (parse one with :data:`EVENT_ADAPTER`)."""

@@ -1,0 +1,202 @@
+"""An import's life: accept a file (or dry-run it), then run it a chunk at a time.
+
+:func:`start_import` reads and checks the whole file (``logic/import_file.py``,
+``logic/imports.py``). A dry run, or a file with any problem, answers every row's problems and
+writes nothing. Otherwise it writes the ``queued`` import record (its id derived from the owner
+and the idempotency key, so a retried request finds the same import) and answers the chunks
+the background importer runs. :func:`run_chunk` is one importer step: it re-checks and creates
+one chunk's rows (ids derived per row, creates conditional), records the chunk once and
+finishes the import after its last chunk. A crash anywhere re-runs the chunk: the rows it made
+are found again and the chunk is counted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from scheduled_posts.data.imports import CHUNK_ROWS
+from scheduled_posts.logic.import_file import Format, read_import
+from scheduled_posts.logic.imports import (
+    RowResult,
+    check_rows,
+    file_key,
+    import_id,
+    import_rows,
+)
+from scheduled_posts.logic.posts import PostDeps
+from scheduled_posts.models.imports import (
+    ImportChunkMessage,
+    ImportOut,
+    ImportRowOut,
+    ImportStatus,
+)
+
+
+class ImportRepository(Protocol):
+    """What the import logic needs of ``data/imports.py`` ``ImportStore``."""
+
+    def put_new(
+        self, owner: str, import_id: str, *, fmt: str, rows: int, now: datetime
+    ) -> bool: ...
+    def get(self, owner: str, import_id: str) -> ImportOut | None: ...
+    def record_chunk(
+        self, owner: str, import_id: str, chunk: int, results: list[ImportRowOut], *, now: datetime
+    ) -> bool: ...
+    def finish(
+        self,
+        owner: str,
+        import_id: str,
+        status: ImportStatus,
+        *,
+        now: datetime,
+        error: str | None = None,
+    ) -> bool: ...
+
+
+class ImportFileStore(Protocol):
+    """Where a committed import's file waits for the importer (``data/imports.py``)."""
+
+    def save(self, owner: str, import_id: str, data: bytes) -> None: ...
+
+
+class ChunkQueue(Protocol):
+    """The import queue (``data/import_queue.py``)."""
+
+    def send(self, messages: Sequence[ImportChunkMessage]) -> None: ...
+
+
+@dataclass(frozen=True)
+class ImportChunk:
+    """One importer step (one SQS message): which import, its key and format, which chunk."""
+
+    owner: str
+    import_id: str
+    key: str
+    format: Format
+    chunk: int
+
+
+@dataclass(frozen=True)
+class Started:
+    """:func:`start_import`'s answer: the rows' check (every row, in order), and, for a
+    committed import, its id and the chunks to run (empty when a retry found it started)."""
+
+    checked: list[RowResult]
+    import_id: str | None = None
+    chunks: tuple[ImportChunk, ...] = ()
+
+    @property
+    def problems(self) -> list[RowResult]:
+        """The rows with problems."""
+        return [row for row in self.checked if row.problems]
+
+
+def _out(results: list[RowResult]) -> list[ImportRowOut]:
+    return [
+        ImportRowOut(line=r.line, schedule_id=r.schedule_id, problems=r.problems) for r in results
+    ]
+
+
+def start_import(
+    owner: str,
+    data: bytes,
+    fmt: Format,
+    *,
+    key: str | None,
+    dry_run: bool,
+    deps: PostDeps,
+    store: ImportRepository,
+) -> Started:
+    """Check ``data``; unless ``dry_run`` or a row has problems, record the import (``key``
+    defaults to the file's SHA-256) and return its chunks.
+
+    Raises
+    ------
+    ImportFileError
+        The file cannot be read as a whole.
+    """
+    rows = read_import(data, fmt)
+    checked = check_rows(owner, rows, deps=deps)
+    if dry_run or any(row.problems for row in checked):
+        return Started(checked=checked)
+    key = key or file_key(data)
+    found = import_id(owner, key)
+    if not store.put_new(owner, found, fmt=fmt, rows=len(rows), now=deps.clock.now()):
+        current = store.get(owner, found)
+        # A retry of a request that crashed between its record and its queue sends the chunks
+        # again (a chunk is idempotent); one whose import runs or ran already sends nothing.
+        if current is None or current.status is not ImportStatus.QUEUED:
+            return Started(checked=checked, import_id=found)
+    count = -(-len(rows) // CHUNK_ROWS)
+    chunks = tuple(ImportChunk(owner, found, key, fmt, n) for n in range(count))
+    return Started(checked=checked, import_id=found, chunks=chunks)
+
+
+def submit_import(
+    owner: str,
+    data: bytes,
+    fmt: Format,
+    *,
+    key: str | None,
+    dry_run: bool,
+    deps: PostDeps,
+    store: ImportRepository,
+    files: ImportFileStore,
+    queue: ChunkQueue,
+) -> Started:
+    """:func:`start_import`, then, for a started import, keep the file for the importer and
+    queue one message per chunk (file first: a queued chunk always finds its file).
+
+    Raises
+    ------
+    ImportFileError
+        The file cannot be read as a whole.
+    QueueSendError
+        SQS refused a chunk (a retry of the request sends the chunks again).
+    """
+    started = start_import(owner, data, fmt, key=key, dry_run=dry_run, deps=deps, store=store)
+    if started.import_id is not None and started.chunks:
+        files.save(owner, started.import_id, data)
+        queue.send(
+            [
+                ImportChunkMessage(
+                    owner=c.owner, import_id=c.import_id, key=c.key, format=c.format, chunk=c.chunk
+                )
+                for c in started.chunks
+            ]
+        )
+    return started
+
+
+def run_chunk(
+    chunk: ImportChunk, data: bytes, *, deps: PostDeps, store: ImportRepository
+) -> ImportOut | None:
+    """Create the rows of ``chunk`` of the import's file ``data``, record them, and finish the
+    import when every row has a result; returns the import afterwards (None: it is gone)."""
+    rows = read_import(data, chunk.format)
+    part = rows[chunk.chunk * CHUNK_ROWS : (chunk.chunk + 1) * CHUNK_ROWS]
+    checked = check_rows(chunk.owner, part, deps=deps)
+    results = import_rows(chunk.owner, chunk.key, checked, deps=deps)
+    now = deps.clock.now()
+    store.record_chunk(chunk.owner, chunk.import_id, chunk.chunk, _out(results), now=now)
+    current = store.get(chunk.owner, chunk.import_id)
+    if current is not None and current.rows_done + current.rows_failed >= current.rows_total:
+        store.finish(chunk.owner, chunk.import_id, ImportStatus.COMPLETED, now=now)
+        current = store.get(chunk.owner, chunk.import_id)
+    return current
+
+
+def fail_import(chunk: ImportChunk, *, store: ImportRepository, now: datetime) -> bool:
+    """A chunk reached the import queue's DLQ (it failed ``IMPORT_MAX_RECEIVES`` times): mark
+    the import ``failed`` with an ``error`` naming the chunk (its ``import.failed`` event
+    follows from the write). False when the import had finished already (a late duplicate).
+    The rows created before stay, with their results: the report says how far it got."""
+    first = chunk.chunk * CHUNK_ROWS + 1
+    error = (
+        f"chunk {chunk.chunk} (rows {first}-{first + CHUNK_ROWS - 1} of the file) could not be"
+        " run; retry the import to resume it"
+    )
+    return store.finish(chunk.owner, chunk.import_id, ImportStatus.FAILED, now=now, error=error)

@@ -1,0 +1,190 @@
+"""``POST /v1/imports`` on moto: a dry run answers each bad row by line and writes nothing; a
+commit queues one message per chunk and keeps the file under ``imports/<owner>/<id>`` in the
+media bucket; the importer Lambda, fed from the import queue, completes it; the same request
+again (same ``Idempotency-Key``) answers the same import and queues nothing; a chunk that
+reaches the DLQ marks the import failed. Bad files and bad rows are 422s naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from functions.importer.handler import ImporterDeps, make_lambda_handler
+from local.emulation.lambda_runtime import LambdaContext
+from local.emulation.resources import ensure_media_bucket
+from scheduled_posts.api_app import get_dependencies
+from scheduled_posts.data.imports import S3ImportFiles, import_object_key
+from tests.support.api import ApiClient
+from tests.support.fixtures import AwsResources
+
+HEADER = "publish_at,channels,content\r\n"
+
+
+@pytest.fixture
+def bucket(aws: AwsResources) -> str:
+    s3 = boto3.client("s3", region_name="us-east-1")
+    ensure_media_bucket(s3, name=aws.settings.MEDIA_BUCKET_NAME, origins=("http://127.0.0.1",))
+    return aws.settings.MEDIA_BUCKET_NAME
+
+
+def _csv(n: int, channel: str = "blog") -> str:
+    rows = [
+        f"2026-12-{1 + i // 100:02d}T09:{i % 60:02d}:00Z,{channel},post {i}\r\n" for i in range(n)
+    ]
+    return HEADER + "".join(rows)
+
+
+def _receive(aws: AwsResources, url: str) -> list[dict[str, Any]]:
+    """Every message now on the queue at ``url`` as Lambda SQS records (the event source
+    mapping's shape), deleted from the queue."""
+    arn = aws.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    records: list[dict[str, Any]] = []
+    while True:
+        got = aws.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        if not got:
+            return records
+        for m in got:
+            aws.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+            records.append(
+                {
+                    "messageId": m["MessageId"],
+                    "receiptHandle": m["ReceiptHandle"],
+                    "body": m["Body"],
+                    "attributes": {
+                        "ApproximateReceiveCount": "1",
+                        "SentTimestamp": "0",
+                        "SenderId": "test",
+                        "ApproximateFirstReceiveTimestamp": "0",
+                    },
+                    "messageAttributes": {},
+                    "md5OfBody": m["MD5OfBody"],
+                    "eventSource": "aws:sqs",
+                    "eventSourceARN": arn,
+                    "awsRegion": "us-east-1",
+                }
+            )
+
+
+def _importer(aws: AwsResources) -> Any:
+    api = get_dependencies()
+    deps = ImporterDeps(
+        posts=api.post_deps,
+        store=api.imports,
+        files=S3ImportFiles(aws.settings.MEDIA_BUCKET_NAME),
+        dlq_name=aws.settings.IMPORT_DLQ_URL.rsplit("/", 1)[-1],
+    )
+    return make_lambda_handler(lambda: deps)
+
+
+def _feed(aws: AwsResources, records: list[dict[str, Any]]) -> None:
+    handler = _importer(aws)
+    for at in range(0, len(records), 10):
+        answer = handler({"Records": records[at : at + 10]}, LambdaContext("importer", 120))
+        assert answer["batchItemFailures"] == []
+
+
+def test_post_import_dry_run_reports_bad_rows_by_line_and_writes_nothing(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    channel = alice.create_channel("blog")
+    content = HEADER + f"2026-12-01T09:00:00Z,{channel},fine\r\n2026-12-01T09:00:00Z,nope,x\r\n"
+    answer = alice.post("/v1/imports", {"content": content, "dry_run": True})
+    assert answer.status == 200, answer.json
+    assert (answer.json["rows_total"], answer.json["valid"]) == (2, False)
+    assert [(p["line"], p["problems"][0]["type"]) for p in answer.json["problems"]] == [
+        (3, "channel_not_found")
+    ]
+    assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []
+    assert "Contents" not in boto3.client("s3").list_objects_v2(Bucket=bucket)
+
+
+def test_post_import_commit_with_bad_rows_is_422_naming_each_row(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    content = HEADER + "2026-12-01T09:00:00Z,blog,fine\r\n2026-12-01T09:00:00Z,blog,=cmd|x\r\n"
+    answer = alice.post("/v1/imports", {"content": content})
+    assert answer.status == 422, answer.json
+    assert [(e["loc"], e["type"]) for e in answer.json["errors"]] == [
+        (["rows", 3, "content"], "formula_cell")
+    ]
+    assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []
+
+
+def test_post_import_malformed_file_is_422_naming_content_and_rule(
+    alice: ApiClient, bucket: str
+) -> None:
+    answer = alice.post("/v1/imports", {"content": HEADER + '2026-12-01T09:00:00Z,b,"open\r\n'})
+    assert answer.status == 422, answer.json
+    assert answer.json["errors"][0]["loc"][:2] == ["body", "content"]
+    assert answer.json["errors"][0]["type"] == "unbalanced_quotes"
+
+
+def test_post_import_commit_runs_through_the_queue_and_a_retry_creates_nothing(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    body = {"content": _csv(200), "format": "csv"}
+    first = alice.post("/v1/imports", body, headers={"Idempotency-Key": "march"})
+    assert first.status == 202, first.json
+    import_id = first.json["import_id"]
+    assert (first.json["status"], first.json["rows_total"]) == ("queued", 200)
+    key = import_object_key("alice", import_id)
+    stored = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    assert stored == body["content"].encode()
+    records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
+    assert len(records) == 2  # one per chunk of 100 rows
+
+    _feed(aws, records)
+    done = alice.get(f"/v1/imports/{import_id}").json
+    assert (done["status"], done["rows_done"], done["rows_failed"]) == ("completed", 200, 0)
+    assert len({r["schedule_id"] for r in done["results"]}) == 200
+
+    again = alice.post("/v1/imports", body, headers={"Idempotency-Key": "march"})
+    assert (again.status, again.json["import_id"], again.json["status"]) == (
+        202,
+        import_id,
+        "completed",
+    )
+    assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []
+
+
+def test_post_import_chunk_in_the_dlq_marks_the_import_failed(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    first = alice.post("/v1/imports", {"content": _csv(150)})
+    assert first.status == 202, first.json
+    records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
+    _feed(aws, records[:1])
+    for record in records[1:]:  # as SQS does after IMPORT_MAX_RECEIVES failed receives
+        aws.sqs.send_message(QueueUrl=aws.settings.IMPORT_DLQ_URL, MessageBody=record["body"])
+    _feed(aws, _receive(aws, aws.settings.IMPORT_DLQ_URL))
+    found = alice.get(f"/v1/imports/{first.json['import_id']}").json
+    assert found["status"] == "failed"
+    assert "rows 101-200" in found["error"]
+
+
+def test_post_import_of_an_uploaded_file_reads_it_and_a_missing_upload_is_422(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    created = alice.post("/v1/imports/uploads")
+    assert created.status == 201, created.json
+    upload_id, form = created.json["upload_id"], created.json["upload"]
+    assert form["fields"]["key"] == f"imports/alice/uploads/{upload_id}"
+    # The client's multipart POST to the form, as S3 stores it.
+    boto3.client("s3").put_object(Bucket=bucket, Key=form["fields"]["key"], Body=_csv(3).encode())
+    dry = alice.post("/v1/imports", {"upload_id": upload_id, "dry_run": True})
+    assert (dry.status, dry.json["rows_total"], dry.json["valid"]) == (200, 3, True)
+
+    missing = alice.post("/v1/imports", {"upload_id": "0" * 8 + "-0000-4000-8000-" + "0" * 12})
+    assert missing.status == 422, missing.json
+    assert missing.json["errors"][0]["loc"] == ["body", "upload_id"]
+    assert missing.json["errors"][0]["type"] == "not_uploaded"
+    both = alice.post("/v1/imports", {"upload_id": upload_id, "content": "x"})
+    assert both.status == 422, both.json
