@@ -50,6 +50,10 @@ def test_create_post_valid_returns_201_shape_and_etag(
             "published_at": None,
             "last_error": None,
             "next_attempt_at": None,
+            "receipt": None,  # what the network returned, once published
+            "verified_at": None,  # read back on the network
+            "verification": None,
+            "planned_remote_url": None,  # a webhook's address is not known in advance
             "content": "hi",  # what this channel publishes: no variant, the post's
             "media_ids": [m1],
             "language": None,
