@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -26,6 +27,7 @@ from schemathesis.specs.openapi.checks import (
 
 from local.config import LocalConfig
 from local.emulation.lambda_runtime import LambdaFunction
+from local.emulation.resources import ensure_media_bucket
 from local.http_front import ApiFront, JwtChecker
 from local.token import make_token
 from tests.support.api import ApiClient, install_api, uninstall_api
@@ -47,6 +49,10 @@ CHECKS = [
 @pytest.fixture
 def front(aws: Any, clock: Any) -> Iterator[str]:
     install_api(aws.settings, clock)
+    # The media bucket, as deployed: uploads and imports read it (a route reaching S3 without
+    # it answered 500 for the missing bucket, not for what it was sent).
+    s3 = boto3.client("s3", region_name="us-east-1")
+    ensure_media_bucket(s3, name=aws.settings.MEDIA_BUCKET_NAME, origins=("http://127.0.0.1",))
     # Real ids so that item routes are reached, not only 404s.
     alice = ApiClient("alice")
     channel = alice.create_channel()
