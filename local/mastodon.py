@@ -13,7 +13,10 @@ seconds, so this stand-in is written to the documentation (docs/decisions.md N3)
   the same account answers the status created then, without a second one
   (https://docs.joinmastodon.org/methods/statuses/#create); ``visibility`` (422 unless one of
   :data:`VISIBILITIES`), ``spoiler_text`` (counted in the length, as Mastodon does) and
-  ``sensitive`` are stored and shown on the status.
+  ``sensitive`` are stored and shown on the status; ``in_reply_to_id`` makes it a reply (404
+  ``Record not found`` for an unknown status, as Mastodon), shown as ``in_reply_to_id``.
+- ``GET /api/v1/statuses/{id}/context``: its ``ancestors`` and ``descendants`` (the replies,
+  depth first, oldest first), as https://docs.joinmastodon.org/methods/statuses/#context.
 - ``GET /api/v1/accounts/{id}/statuses`` (newest first, ``limit``; public without a token, 403
   for a token without a read scope), ``GET /api/v1/statuses/{id}/source`` and
   ``DELETE /api/v1/statuses/{id}`` (the owner's token; 404 otherwise).
@@ -96,6 +99,8 @@ class Status:
     visibility: str = "public"
     spoiler_text: str = ""
     sensitive: bool = False
+    #: The status this one replies to (a thread's part, a first comment).
+    in_reply_to_id: str | None = None
 
     def content(self) -> str:
         escaped = html.escape(self.text, quote=False)
@@ -210,6 +215,10 @@ class MastodonStandIn:
         listing = re.fullmatch(r"/api/v1/accounts/([^/]+)/statuses", path)
         if not token and listing and method == "GET":  # public without a token (public posts)
             return 200, {}, self._list(listing.group(1), query)
+        context = re.fullmatch(r"/api/v1/statuses/([^/]+)/context", path)
+        if context and method == "GET":  # public statuses: no token needed
+            found, listed = self._context(context.group(1))
+            return found, {}, listed
         single = re.fullmatch(r"/api/v1/statuses/([^/]+)", path)
         if not token and single and method == "GET":
             status, answer = self._one(single.group(1))
@@ -289,6 +298,9 @@ class MastodonStandIn:
             visibility = str(body.get("visibility") or "public")
             if visibility not in VISIBILITIES:
                 return 422, {"error": f"Validation failed: Visibility {visibility} is invalid"}
+            reply_to = str(body.get("in_reply_to_id") or "") or None
+            if reply_to and not any(s.id == reply_to for s in self.statuses):
+                return 404, {"error": "Record not found"}
             spoiler = str(body.get("spoiler_text") or "")
             limit = self.max_characters or 500
             # StatusLengthValidator: the spoiler text counts, as it is, with the status text
@@ -308,6 +320,7 @@ class MastodonStandIn:
                 visibility=visibility,
                 spoiler_text=spoiler,
                 sensitive=_flag(body.get("sensitive")) or bool(spoiler),
+                in_reply_to_id=reply_to,
             )
             for attached in media:
                 attached.status_id = status.id
@@ -315,6 +328,29 @@ class MastodonStandIn:
             if key:
                 self._keys[(account.id, key)] = (status.id, now)
             return 200, self._status_json(status)
+
+    def _context(self, status_id: str) -> tuple[int, Any]:
+        """A status's ancestors (oldest first) and descendants (depth first, oldest first)."""
+        by_id = {s.id: s for s in self.statuses}
+        found = by_id.get(status_id)
+        if found is None:
+            return 404, {"error": "Record not found"}
+        ancestors: list[Status] = []
+        while found.in_reply_to_id in by_id:
+            found = by_id[found.in_reply_to_id]
+            ancestors.insert(0, found)
+        descendants: list[Status] = []
+        pending = [status_id]
+        while pending:  # depth first: a reply's own replies come before its next sibling
+            parent = pending.pop()
+            replies = [s for s in self.statuses if s.in_reply_to_id == parent]
+            if parent != status_id:
+                descendants.append(by_id[parent])
+            pending += [r.id for r in reversed(replies)]
+        return 200, {
+            "ancestors": [self._status_json(s) for s in ancestors],
+            "descendants": [self._status_json(s) for s in descendants],
+        }
 
     def _one(self, status_id: str) -> tuple[int, Any]:
         found = next((s for s in self.statuses if s.id == status_id), None)
@@ -356,6 +392,7 @@ class MastodonStandIn:
             "visibility": status.visibility,
             "spoiler_text": status.spoiler_text,
             "sensitive": status.sensitive,
+            "in_reply_to_id": status.in_reply_to_id,
             "url": f"https://{self.domain}/@{username}/{status.id}",
             "uri": f"https://{self.domain}/users/{username}/statuses/{status.id}",
             "account": {"id": status.account_id, "username": username, "acct": username},

@@ -45,8 +45,11 @@ class NetworkMediaLog:
     """``known``/``remember`` of :class:`scheduled_posts.platforms.base.NetworkMediaIds` on the
     posts table; both raise :class:`RetryableDeliveryError` when DynamoDB cannot answer now."""
 
-    def __init__(self, posts_table_name: str) -> None:
+    def __init__(self, posts_table_name: str, *, prefix: str = PREFIX) -> None:
         self._table_name = posts_table_name
+        #: The sort-key prefix of the log's items (``data/thread_parts.py`` keeps a thread's
+        #: published parts under ``NETPART#`` the same way).
+        self._prefix = prefix
 
     @property
     def table(self) -> Any:
@@ -56,7 +59,7 @@ class NetworkMediaLog:
         """``{media_id: network_id}`` stored for the delivery ``idempotency_key``
         (``<schedule_id>:<channel_id>``), consistent read."""
         schedule_id, channel_id = _split(idempotency_key)
-        prefix = f"{PREFIX}{channel_id}#"
+        prefix = f"{self._prefix}{channel_id}#"
         query: dict[str, Any] = {
             "KeyConditionExpression": Key("pk").eq(keys.post_pk(schedule_id))
             & Key("sk").begins_with(prefix),
@@ -80,7 +83,7 @@ class NetworkMediaLog:
         """Store ``network_id`` for ``media_id`` of the delivery unless one is stored; returns
         the stored one (ours, or the first holder's)."""
         schedule_id, channel_id = _split(idempotency_key)
-        item_key = {"pk": keys.post_pk(schedule_id), "sk": f"{PREFIX}{channel_id}#{media_id}"}
+        item_key = {"pk": keys.post_pk(schedule_id), "sk": f"{self._prefix}{channel_id}#{media_id}"}
         try:
             self.table.put_item(
                 Item={

@@ -21,6 +21,7 @@ from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher, CredentialsUnavailableError
 from scheduled_posts.data.media import S3MediaObjects
 from scheduled_posts.data.network_media import NetworkMediaLog
+from scheduled_posts.data.thread_parts import ThreadPartLog
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.logic.network_accounts import ChannelSecrets
 from scheduled_posts.models.network import ChannelStatus
@@ -78,6 +79,8 @@ def network_collaborators(
         "sessions": ChannelSessionCache(channels, secrets),
         # the network's ids of uploaded media, stored before the post uses them
         "network_media": NetworkMediaLog(settings.POSTS_TABLE_NAME),
+        # a thread's published parts, stored before the next part is sent
+        "thread_parts": ThreadPartLog(settings.POSTS_TABLE_NAME),
         # the media bucket's bytes and short-lived links (webhook bodies)
         "media": S3MediaObjects(settings.MEDIA_BUCKET_NAME),
     }

@@ -41,6 +41,7 @@ from scheduled_posts.models.post_fields import (
     _distinct,
     is_blank,
 )
+from scheduled_posts.models.thread import Part, Parts
 
 #: Bluesky's lexicon limits on ``langs`` and ``tags``.
 MAX_LANGS = 3
@@ -113,17 +114,19 @@ class NetworkOptions(BaseModel):
 #: The network options' names, in the order the API documents them.
 OPTION_FIELDS: tuple[str, ...] = tuple(NetworkOptions.model_fields)
 #: The post fields a variant overrides.
-OVERRIDE_FIELDS: tuple[str, ...] = ("content", "media_ids", "language")
+OVERRIDE_FIELDS: tuple[str, ...] = ("content", "media_ids", "language", "parts")
 
 
 class Variant(NetworkOptions):
     """One channel's variant (request, storage and answer): what it overrides of the post
-    (``content``, ``media_ids``, ``language``; a field left out or ``null`` keeps the post's)
-    and its network options. At least one field."""
+    (``content``, ``media_ids``, ``language``, ``parts``: a thread's replies, replacing the
+    post's; a field left out or ``null`` keeps the post's) and its network options. At least
+    one field."""
 
     content: Content | None = None
     media_ids: MediaIds | None = None
     language: Language | None = None
+    parts: Parts | None = None
 
     @model_validator(mode="after")
     def _something(self) -> Variant:
@@ -142,7 +145,10 @@ class Variant(NetworkOptions):
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Variant:
-        return cls.model_validate({name: _plain(value) for name, value in item.items()})
+        plain = {name: _plain(value) for name, value in item.items()}
+        if plain.get("parts") is not None:
+            plain["parts"] = [Part.from_item(p) for p in plain["parts"]]
+        return cls.model_validate(plain)
 
 
 def _plain(value: Any) -> Any:
@@ -171,6 +177,8 @@ class Effective:
     language: str | None
     options: NetworkOptions
     overrides: frozenset[str] = frozenset()
+    #: The thread's replies after ``content`` (empty: a single post).
+    parts: tuple[Part, ...] = ()
 
 
 class Composed(Protocol):
@@ -188,16 +196,20 @@ class Composed(Protocol):
 
 def effective_for(composed: Composed, channel_id: str) -> Effective:
     """The effective post of ``channel_id``: ``composed``'s ``content``, ``media_ids`` and
-    ``language`` (``None`` when it has none) overridden by the channel's variant, if any, and
-    the variant's network options. Pure."""
+    ``language`` (``None`` when it has none) and ``parts`` overridden by the channel's
+    variant, if any, and the variant's network options. Pure."""
     variant = composed.variants.get(channel_id)
     language = getattr(composed, "language", None)
+    parts = tuple(getattr(composed, "parts", None) or ())
     if variant is None:
-        return Effective(composed.content, tuple(composed.media_ids), language, NetworkOptions())
+        return Effective(
+            composed.content, tuple(composed.media_ids), language, NetworkOptions(), parts=parts
+        )
     return Effective(
         content=variant.content if variant.content is not None else composed.content,
         media_ids=tuple(variant.media_ids if variant.media_ids is not None else composed.media_ids),
         language=variant.language if variant.language is not None else language,
         options=variant.options(),
         overrides=frozenset(f for f in OVERRIDE_FIELDS if getattr(variant, f) is not None),
+        parts=tuple(variant.parts) if variant.parts is not None else parts,
     )

@@ -43,9 +43,10 @@ _TRAILING = ".,;:!?"
 MAX_TAG_GRAPHEMES = 64
 
 
-def tid(publish_at: datetime, *, schedule_id: str, channel_id: str) -> str:
+def tid(publish_at: datetime, *, schedule_id: str, channel_id: str, part: int = 0) -> str:
     """The record key of one delivery: a TID from ``publish_at`` in microseconds since the Unix
-    epoch and the clock id ``sha256(schedule_id + "\\x00" + channel_id) mod 1024``.
+    epoch, plus ``part`` (a thread's part index, 0 for part 1: the parts' keys follow each other
+    in order), and the clock id ``sha256(schedule_id + "\\x00" + channel_id) mod 1024``.
 
     Raises
     ------
@@ -55,7 +56,7 @@ def tid(publish_at: datetime, *, schedule_id: str, channel_id: str) -> str:
     if publish_at.tzinfo is None:
         raise ValueError("publish_at must be timezone-aware")
     delta = publish_at.astimezone(UTC) - _EPOCH
-    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds + part
     if micros < 0:
         raise ValueError("publish_at must not be before 1970")
     digest = hashlib.sha256(f"{schedule_id}\x00{channel_id}".encode()).digest()

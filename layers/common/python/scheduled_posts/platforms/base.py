@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.post import Channel
 from scheduled_posts.models.receipt import Receipt
+from scheduled_posts.models.thread import PublishedPart
 from scheduled_posts.models.variants import NetworkOptions
 
 
@@ -73,6 +74,45 @@ class NetworkMediaIds(Protocol):
     ) -> str: ...
 
 
+class PartRef(BaseModel):
+    """A published part as the network named it: ``remote_id`` (Mastodon status id; Bluesky
+    ``at://`` URI), ``remote_url`` and, on Bluesky, the record's ``cid`` (a reply's strongRef
+    needs it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    remote_id: str
+    remote_url: str | None = None
+    cid: str | None = None
+
+
+class ThreadProgress(Protocol):
+    """The published parts of a delivery's thread (``data/thread_parts.py``): each part's
+    :class:`PartRef` is stored as soon as the network answered it, before the next part is
+    sent, so a retry continues at the first unpublished part and never sends an earlier one
+    again (the pattern of :class:`NetworkMediaIds`).
+
+    ``known(idempotency_key)`` gives ``{index: PartRef}``; ``remember(idempotency_key, index,
+    ref, now=)`` stores one unless stored and returns the stored one. Both raise
+    ``RetryableDeliveryError`` when the store cannot answer now."""
+
+    def known(self, idempotency_key: str) -> dict[int, PartRef]: ...
+
+    def remember(
+        self, idempotency_key: str, index: int, ref: PartRef, *, now: datetime
+    ) -> PartRef: ...
+
+
+class ThreadPart(BaseModel):
+    """One reply of a thread as the adapters see it: its text and ready uploads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str
+    media_ids: tuple[str, ...] = ()
+    media: tuple[PublishedMedia, ...] = ()
+
+
 class DeliveryRequest(BaseModel):
     """What to deliver: the channel's effective post (its variant applied: ``content``,
     ``media_ids``, ``language``, ``options``). ``idempotency_key`` is
@@ -101,6 +141,26 @@ class DeliveryRequest(BaseModel):
     #: The post's frozen link card when the effective post has no media (Bluesky publishes it
     #: as ``app.bsky.embed.external``; other networks ignore it).
     link_card: LinkCard | None = None
+    #: A thread's replies after ``content`` (part 1), in order (empty: a single post).
+    parts: tuple[ThreadPart, ...] = ()
+
+    @property
+    def part_count(self) -> int:
+        """The thread's parts in all (1 for a single post)."""
+        return 1 + len(self.parts)
+
+    def as_part(self, index: int) -> DeliveryRequest:
+        """Part ``index`` (1..) as a single request: its text and media, no card, no parts."""
+        part = self.parts[index - 1]
+        return self.model_copy(
+            update={
+                "content": part.content,
+                "media_ids": part.media_ids,
+                "media": part.media,
+                "link_card": None,
+                "parts": (),
+            }
+        )
 
 
 class DeliveryResult(BaseModel):
@@ -125,6 +185,11 @@ class DeliveryResult(BaseModel):
     #: What the network returned, for the creator to check (``models/receipt.py``); None for a
     #: failure or an adapter that gives none.
     receipt: Receipt | None = None
+    #: A thread's published parts, in order (part 1 first, index 0); for a failure, the parts
+    #: published before it (never silently half-posted). Empty for a single post.
+    parts: tuple[PublishedPart, ...] = ()
+    #: The thread's parts in all (0: a single post).
+    parts_total: int = 0
 
 
 class PlatformAdapter(Protocol):

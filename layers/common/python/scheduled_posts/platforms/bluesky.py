@@ -36,14 +36,16 @@ one ``DELIVERY_TIMEOUT_SECONDS`` from the attempt's start. Mentions are resolved
 distinct handle, in order, within a budget of :data:`MAX_RESOLVED_HANDLES` handles and
 :data:`MENTION_BUDGET_SHARE` of the deadline; the mentions after it stay plain text.
 
-Media (``DeliveryRequest.media``): each item's blob is uploaded (``uploadBlob``) before the
-``putRecord`` of every attempt that writes, and the record embeds them
-(``platforms/bluesky_media.py``; without media, the frozen link card: ``bluesky_card.py``); an
-upload the PDS refuses (413, 400) fails the delivery, 5xx and timeouts retry, as for the write.
+Media (``DeliveryRequest.media``): uploaded (``uploadBlob``) before each attempt's
+``putRecord`` and embedded (``platforms/bluesky_media.py``; without media, the frozen link card:
+``bluesky_card.py``); a refused upload (413, 400) fails the delivery, 5xx and timeouts retry.
 
-The XRPC calls and the session models are ``platforms/bluesky_client.py`` (re-exported here).
-The ``atproto`` SDK is not used (import cost, and it drops ``None`` fields so ``swapRecord:
-null`` cannot be sent): docs/decisions.md N1.
+Threads (``platforms/thread.py``): part ``i`` is written at the TID of ``publish_at`` plus
+``i`` microseconds, with ``reply.root`` part 1's and ``reply.parent`` part ``i - 1``'s strongRef
+(``uri`` and ``cid``, from ``putRecord``'s answer or, after a lost answer, ``getRecord``).
+
+XRPC calls and sessions: ``platforms/bluesky_client.py``. No ``atproto`` SDK (import cost; it
+drops ``None`` fields, so ``swapRecord: null`` cannot be sent): docs/decisions.md N1.
 """
 
 from __future__ import annotations
@@ -54,13 +56,15 @@ from typing import Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.atproto_text import MentionResolver, detect_facets, tid
+from scheduled_posts.platforms.atproto_text import tid
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
     MediaObjects,
+    PartRef,
+    ThreadProgress,
 )
-from scheduled_posts.platforms.bluesky_answer import published_result
+from scheduled_posts.platforms.bluesky_answer import ours, published_result, reply_ref
 from scheduled_posts.platforms.bluesky_card import embed_for, uploads_of
 from scheduled_posts.platforms.bluesky_client import (
     DEFAULT_SERVICE_URL,
@@ -77,10 +81,14 @@ from scheduled_posts.platforms.bluesky_client import (
 )
 from scheduled_posts.platforms.bluesky_media import (
     MediaRefusedError,
-    embedded_cids,
     media_violation,
     read_checked,
     upload_blobs,
+)
+from scheduled_posts.platforms.bluesky_record import (
+    MAX_RESOLVED_HANDLES,
+    MENTION_BUDGET_SHARE,
+    build_record,
 )
 from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
@@ -96,11 +104,14 @@ from scheduled_posts.platforms.http import (
     retryable,
 )
 from scheduled_posts.platforms.text_length import bluesky_limits
+from scheduled_posts.platforms.thread import deliver_thread, refused_part
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
 __all__ = [
     "DEFAULT_SERVICE_URL",
+    "MAX_RESOLVED_HANDLES",
+    "MENTION_BUDGET_SHARE",
     "POST_COLLECTION",
     "BlueskyAccess",
     "BlueskyAdapter",
@@ -113,12 +124,6 @@ __all__ = [
 ]
 
 NETWORK = "bluesky"
-#: Most distinct handles one attempt resolves; later mentions stay plain text.
-MAX_RESOLVED_HANDLES = 10
-#: Share of the attempt's deadline that resolving mentions may use (the rest is for the
-#: session and the write).
-MENTION_BUDGET_SHARE = 0.5
-
 AccessLoader = Callable[[Channel], BlueskyAccess]
 
 
@@ -141,6 +146,9 @@ class BlueskyAdapter(NetworkAdapter):
         The session cache (default: in memory).
     media
         The media bucket's bytes (``MediaObjects``); needed for posts with media.
+    thread_parts
+        The store of a thread's published parts (``ThreadProgress``; None: every retry reads
+        the parts back by their record keys).
     transport, resolver, budget, timer
         Injectable for tests (``timer``: the deadline's clock, float seconds).
     """
@@ -158,6 +166,7 @@ class BlueskyAdapter(NetworkAdapter):
         resolver: Resolver | None = None,
         budget: RateLimitBudget | None = None,
         timer: Timer | None = None,
+        thread_parts: ThreadProgress | None = None,
     ) -> None:
         extra: dict[str, Any] = {} if timer is None else {"timer": timer}
         super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
@@ -165,6 +174,7 @@ class BlueskyAdapter(NetworkAdapter):
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
         self.media = media
+        self.thread_parts = thread_parts
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -177,19 +187,59 @@ class BlueskyAdapter(NetworkAdapter):
             On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts (the attempt's
             deadline included), connection errors.
         """
-        stop = self.gate(channel, now=now) or self.too_long(channel, request, bluesky_limits())
+        stop = self.gate(channel, now=now) or refused_part(
+            request, lambda part: self._refused(channel, part)
+        )
         if stop is not None:
             return stop
-        violation = media_violation(request)
+        access = self.access(channel)
+        client = BlueskyClient(self.attempt_http())  # every request within one deadline
+
+        def write(
+            index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None
+        ) -> tuple[DeliveryResult, PartRef | None]:
+            reply = reply_ref(root, parent)
+            result = self._write(client, channel, access, part, index=index, reply=reply, now=now)
+            cid = result.receipt.cid if result.receipt else None
+            if result.outcome != "published" or not result.remote_id or not cid:
+                return result, None
+            return result, PartRef(
+                remote_id=result.remote_id, remote_url=result.remote_url, cid=cid
+            )
+
+        return deliver_thread(request, write, progress=self.thread_parts, now=now)
+
+    def _refused(self, channel: Channel, part: DeliveryRequest) -> DeliveryResult | None:
+        """A part's length or media refusal (``None``: it may be sent)."""
+        stop = self.too_long(channel, part, bluesky_limits())
+        if stop is not None:
+            return stop
+        violation = media_violation(part)
         if violation is not None:
             return DeliveryResult(outcome="failed", reason="refused", error=violation)
-        access = self.access(channel)
+        return None
+
+    def _write(
+        self,
+        client: BlueskyClient,
+        channel: Channel,
+        access: BlueskyAccess,
+        request: DeliveryRequest,
+        *,
+        index: int,
+        reply: dict[str, Any] | None,
+        now: datetime,
+    ) -> DeliveryResult:
+        """One part at its record key (the TID scheme extended by the part ``index``), as a
+        reply when ``reply`` is given; refusals become failed results."""
         rkey = tid(
-            request.publish_at, schedule_id=request.schedule_id, channel_id=channel.channel_id
+            request.publish_at,
+            schedule_id=request.schedule_id,
+            channel_id=channel.channel_id,
+            part=index,
         )
-        client = BlueskyClient(self.attempt_http())  # every request within one deadline
         try:
-            return self._deliver(client, channel, access, request, rkey, now=now)
+            return self._deliver(client, channel, access, request, rkey, reply=reply, now=now)
         except _ReauthorizeError as exc:
             self.sessions.put(channel, None)  # a later delivery logs in again
             return DeliveryResult(
@@ -212,6 +262,7 @@ class BlueskyAdapter(NetworkAdapter):
         request: DeliveryRequest,
         rkey: str,
         *,
+        reply: dict[str, Any] | None,
         now: datetime,
     ) -> DeliveryResult:
         if request.first_attempt_at is not None:
@@ -228,7 +279,9 @@ class BlueskyAdapter(NetworkAdapter):
             uploads,
             data,
         )
-        record = self._record(client, access, request)
+        record = build_record(client, access, request)
+        if reply is not None:
+            record["reply"] = reply
         embed, cids = embed_for(request, blobs)
         if embed is not None:
             record["embed"] = embed
@@ -259,33 +312,6 @@ class BlueskyAdapter(NetworkAdapter):
             error=answer_error(answer, "Bluesky refused the post"),
         )
 
-    def _record(
-        self, client: BlueskyClient, access: BlueskyAccess, request: DeliveryRequest
-    ) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "$type": POST_COLLECTION,
-            "text": request.content,
-            "createdAt": created_at(request.publish_at),
-        }
-        deadline = client.http.deadline
-        assert deadline is not None  # the attempt's client (deliver)
-        budget = deadline.part(deadline.seconds * MENTION_BUDGET_SHARE)
-        resolving = BlueskyClient(client.http.within(budget))
-        mentions = MentionResolver(
-            lambda handle: resolving.resolve_handle(access.service_url, handle),
-            max_handles=MAX_RESOLVED_HANDLES,
-            budget=budget,
-        )
-        facets = detect_facets(request.content, mentions)
-        if facets:
-            record["facets"] = facets
-        langs = request.options.langs or ([request.language] if request.language else [])
-        if langs:
-            record["langs"] = list(langs)
-        if request.options.tags:  # the variant's extra hashtags (lexicon ``tags``)
-            record["tags"] = list(request.options.tags)
-        return record
-
     def _read_ours(
         self,
         client: BlueskyClient,
@@ -298,7 +324,7 @@ class BlueskyAdapter(NetworkAdapter):
     ) -> DeliveryResult | None:
         """getRecord of ``rkey`` (without a token: a retry after revoked credentials still
         finds a post an earlier attempt wrote): the published result when it holds our post
-        (:meth:`_ours`)."""
+        (``bluesky_answer.ours``)."""
         account = channel.account
         did = account.did if account and account.did else None
         did = did or self._session(client, channel, access).did
@@ -306,28 +332,7 @@ class BlueskyAdapter(NetworkAdapter):
         wait = self.budget.note(channel.channel_id, existing, now=now)
         if existing.status == 429:
             raise rate_limited_error(NETWORK, existing, now=now, wait=wait)
-        return self._ours(existing, request, did, rkey)
-
-    @staticmethod
-    def _ours(
-        answer: HttpAnswer, request: DeliveryRequest, did: str, rkey: str
-    ) -> DeliveryResult | None:
-        """The published result when ``answer`` (a getRecord of ``did``'s ``rkey``) holds our
-        post; None when the key is free or holds another record."""
-        if answer.status == 400 and xrpc_error(answer) == "RecordNotFound":
-            return None
-        if answer.status != 200:
-            raise RetryableDeliveryError(
-                answer_error(answer, "bluesky answered getRecord"), http_status=answer.status
-            )
-        data = answer.json_object()
-        value = data.get("value") if isinstance(data.get("value"), dict) else {}
-        assert isinstance(value, dict)
-        if value.get("text") != request.content or value.get("createdAt") != created_at(
-            request.publish_at
-        ):
-            return None
-        return published_result(did, rkey, data, embedded_cids(value))
+        return ours(existing, request, did, rkey)
 
     # -- sessions and the common answer handling ------------------------------------------------
 

@@ -4,9 +4,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.platforms.answers import receipt_from, safe_remote_id
-from scheduled_posts.platforms.base import DeliveryResult
-from scheduled_posts.platforms.bluesky_client import POST_COLLECTION, post_url
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PartRef
+from scheduled_posts.platforms.bluesky_client import (
+    POST_COLLECTION,
+    created_at,
+    post_url,
+    xrpc_error,
+)
+from scheduled_posts.platforms.bluesky_media import embedded_cids
+from scheduled_posts.platforms.http import HttpAnswer, answer_error
 
 
 def record_uri(value: object, did: str, rkey: str) -> str:
@@ -34,3 +44,35 @@ def published_result(
             cid=answer.get("cid"), rev=commit.get("rev") if isinstance(commit, dict) else None
         ),
     )
+
+
+def ours(
+    answer: HttpAnswer, request: DeliveryRequest, did: str, rkey: str
+) -> DeliveryResult | None:
+    """The published result when ``answer`` (a getRecord of ``did``'s ``rkey``) holds our
+    post; None when the key is free or holds another record."""
+    if answer.status == 400 and xrpc_error(answer) == "RecordNotFound":
+        return None
+    if answer.status != 200:
+        raise RetryableDeliveryError(
+            answer_error(answer, "bluesky answered getRecord"), http_status=answer.status
+        )
+    data = answer.json_object()
+    value = data.get("value") if isinstance(data.get("value"), dict) else {}
+    assert isinstance(value, dict)
+    if value.get("text") != request.content or value.get("createdAt") != created_at(
+        request.publish_at
+    ):
+        return None
+    return published_result(did, rkey, data, embedded_cids(value))
+
+
+def reply_ref(root: PartRef | None, parent: PartRef | None) -> dict[str, Any] | None:
+    """A reply's ``reply`` field (lexicon ``app.bsky.feed.post#replyRef``: ``root`` and
+    ``parent``, each a ``com.atproto.repo.strongRef`` of ``uri`` and ``cid``); None for part 1."""
+    if root is None or parent is None:
+        return None
+    return {
+        "root": {"uri": root.remote_id, "cid": root.cid},
+        "parent": {"uri": parent.remote_id, "cid": parent.cid},
+    }

@@ -42,6 +42,7 @@ def _adapter(
     transport: Any = None,
     resolver: Any = None,
     media: Any = None,
+    thread_parts: Any = None,
     **_: Any,
 ) -> PlatformAdapter:
     from scheduled_posts.platforms.bluesky import BlueskyAdapter
@@ -53,6 +54,7 @@ def _adapter(
         media=media,
         transport=transport,
         resolver=resolver,
+        thread_parts=thread_parts,
     )
 
 

@@ -168,12 +168,16 @@ class MastodonClient:
         language: str | None,
         media_ids: Sequence[str] = (),
         options: NetworkOptions | None = None,
+        in_reply_to_id: str | None = None,
     ) -> HttpAnswer:
         """``POST /api/v1/statuses`` (raises :class:`OutboundError` without an answer);
         ``media_ids`` are the network's ids of the uploads, in order (sent as the JSON list
         ``media_ids``; none: the body is as before); ``options`` adds the ``visibility``,
-        ``spoiler_text`` and ``sensitive`` it sets (none: the account's defaults)."""
+        ``spoiler_text`` and ``sensitive`` it sets (none: the account's defaults);
+        ``in_reply_to_id`` makes it a reply (a thread's part, a first comment)."""
         body: dict[str, Any] = {"status": text}
+        if in_reply_to_id:
+            body["in_reply_to_id"] = in_reply_to_id
         if language:
             body["language"] = language
         if media_ids:
@@ -188,9 +192,15 @@ class MastodonClient:
         )
 
     def find_status(
-        self, access: MastodonAccess, text: str, *, since: datetime
+        self,
+        access: MastodonAccess,
+        text: str,
+        *,
+        since: datetime,
+        in_reply_to_id: str | None = None,
     ) -> dict[str, Any] | None:
-        """A status of the account created at or after ``since`` whose text is ``text``.
+        """A status of the account created at or after ``since`` whose text is ``text`` (and
+        that replies to ``in_reply_to_id``, when given: a thread's part).
 
         Raises
         ------
@@ -210,6 +220,8 @@ class MastodonClient:
         wanted = comparable(text)
         for status in answer.json():
             if not isinstance(status, dict) or not _created_since(status, since):
+                continue
+            if in_reply_to_id and str(status.get("in_reply_to_id")) != in_reply_to_id:
                 continue
             status_id = safe_remote_id(status.get("id"))
             if status_id is None or status_text(str(status.get("content") or "")) != wanted:

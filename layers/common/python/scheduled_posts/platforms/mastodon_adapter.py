@@ -16,6 +16,8 @@ from scheduled_posts.platforms.base import (
     DeliveryResult,
     MediaObjects,
     NetworkMediaIds,
+    PartRef,
+    ThreadProgress,
 )
 from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
@@ -44,6 +46,7 @@ from scheduled_posts.platforms.mastodon_attach import (
 )
 from scheduled_posts.platforms.mastodon_media import MastodonMediaClient
 from scheduled_posts.platforms.registry import check_length
+from scheduled_posts.platforms.thread import deliver_thread, refused_part
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
@@ -92,6 +95,7 @@ class MastodonAdapter(NetworkAdapter):
         timer: Timer | None = None,
         media: MediaObjects | None = None,
         network_media: NetworkMediaIds | None = None,
+        thread_parts: ThreadProgress | None = None,
     ) -> None:
         extra: dict[str, Any] = {} if timer is None else {"timer": timer}
         super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
@@ -100,6 +104,8 @@ class MastodonAdapter(NetworkAdapter):
         #: The media bucket and the store of the instance's media ids (needed for media).
         self.media = media
         self.network_media = network_media
+        #: A thread's published parts (``ThreadProgress``), stored before the next is sent.
+        self.thread_parts = thread_parts
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
@@ -116,12 +122,39 @@ class MastodonAdapter(NetworkAdapter):
         if stop is not None:
             return stop
         access = self.access(channel)
-        stop = _too_long(channel, request, access)
+        stop = refused_part(request, lambda part: _too_long(channel, part, access))
         if stop is not None:
             return stop
+        client = MastodonMediaClient(self.attempt_http())  # every request within one deadline
+
+        def write(
+            index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None
+        ) -> tuple[DeliveryResult, PartRef | None]:
+            if index:  # an Idempotency-Key per part
+                key = f"{request.idempotency_key}:{index}"
+                part = part.model_copy(update={"idempotency_key": key})
+            reply_to = parent.remote_id if parent else None
+            result = self._write(client, channel, access, part, reply_to=reply_to, now=now)
+            if result.outcome != "published" or not result.remote_id:
+                return result, None
+            return result, PartRef(remote_id=result.remote_id, remote_url=result.remote_url)
+
+        return deliver_thread(request, write, progress=self.thread_parts, now=now)
+
+    def _write(
+        self,
+        client: MastodonMediaClient,
+        channel: Channel,
+        access: MastodonAccess,
+        request: DeliveryRequest,
+        *,
+        reply_to: str | None,
+        now: datetime,
+    ) -> DeliveryResult:
+        """One status (a reply to ``reply_to`` when given), found again after a lost answer
+        (its ``Idempotency-Key``, past its window the account's recent statuses)."""
         try:
-            client = MastodonMediaClient(self.attempt_http())  # every request within one deadline
-            found = self._already_published(client, access, request, now=now)
+            found = self._already_published(client, access, request, reply_to, now=now)
             if found is not None:
                 return found
             media_ids = attach(
@@ -136,13 +169,16 @@ class MastodonAdapter(NetworkAdapter):
                 language=request.language,
                 media_ids=media_ids or (),
                 options=request.options,
+                in_reply_to_id=reply_to,
             )
             if status_waits_for_media(answer):
                 raise processing_wait("the status waits for its media", POLL_SECONDS)
             if answer.status in (401, 403) and request.first_attempt_at is not None:
                 # The Idempotency-Key cannot answer for a revoked token: did an earlier
                 # attempt post it? (the account's public statuses need no token)
-                found = self._published_since(client, access, request, request.first_attempt_at)
+                found = self._published_since(
+                    client, access, request, request.first_attempt_at, reply_to
+                )
                 if found is not None:
                     return found
         except DestinationRefusedError as exc:
@@ -156,13 +192,14 @@ class MastodonAdapter(NetworkAdapter):
         client: MastodonMediaClient,
         access: MastodonAccess,
         request: DeliveryRequest,
+        reply_to: str | None,
         *,
         now: datetime,
     ) -> DeliveryResult | None:
         first = request.first_attempt_at
         if first is None or now - first < timedelta(seconds=IDEMPOTENCY_KEY_TRUSTED_SECONDS):
             return None  # the Idempotency-Key still answers for an earlier attempt
-        return self._published_since(client, access, request, first)
+        return self._published_since(client, access, request, first, reply_to)
 
     @staticmethod
     def _published_since(
@@ -170,11 +207,16 @@ class MastodonAdapter(NetworkAdapter):
         access: MastodonAccess,
         request: DeliveryRequest,
         first: datetime,
+        reply_to: str | None = None,
     ) -> DeliveryResult | None:
-        """The published result of a status with the post's text made since ``first`` (the
-        first attempt, less :data:`CLOCK_SKEW_SECONDS`), else ``None``."""
+        """The published result of a status with the post's text (replying to ``reply_to``,
+        when given) made since ``first`` (the first attempt, less :data:`CLOCK_SKEW_SECONDS`),
+        else ``None``."""
         status = client.find_status(
-            access, request.content, since=first - timedelta(seconds=CLOCK_SKEW_SECONDS)
+            access,
+            request.content,
+            since=first - timedelta(seconds=CLOCK_SKEW_SECONDS),
+            in_reply_to_id=reply_to,
         )
         if status is None:
             return None

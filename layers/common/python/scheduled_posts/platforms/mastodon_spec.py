@@ -47,6 +47,7 @@ def _adapter(
     resolver: Any = None,
     media: Any = None,
     network_media: Any = None,
+    thread_parts: Any = None,
     **_: Any,
 ) -> PlatformAdapter:
     from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
@@ -58,6 +59,7 @@ def _adapter(
         resolver=resolver,
         media=media,
         network_media=network_media,
+        thread_parts=thread_parts,
     )
 
 

@@ -1,0 +1,126 @@
+"""A thread, one part after the other, exactly once per part (decision "A thread's parts are
+stored as they are published"), for every network adapter.
+
+:func:`deliver_thread` walks the parts in order. A part already in the delivery's
+:class:`~scheduled_posts.platforms.base.ThreadProgress` is never sent again; any other part is
+written by the network's ``write`` (which finds a part an earlier attempt wrote but whose
+answer was lost: Bluesky by its record key, Mastodon by its ``Idempotency-Key``), and its
+:class:`PartRef` stored before the next part is sent. Part ``i`` replies to part ``i - 1`` (its
+parent) in the thread of part 1 (its root).
+
+- A retryable error of a part (5xx, timeout, 429) is raised: the next round continues at that
+  part.
+- A part refused for good ends the delivery ``failed``, its error naming the part, with the
+  parts published before it listed (``DeliveryResult.parts``): the thread is never silently
+  half-posted.
+- All parts written: ``published`` with part 1's id and page as the delivery's, and every
+  part's in ``parts``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from scheduled_posts.models.thread import PublishedPart
+from scheduled_posts.platforms.base import (
+    DeliveryRequest,
+    DeliveryResult,
+    PartRef,
+    ThreadProgress,
+)
+
+#: ``write(index, part_request, root, parent)``: the part's result and, when published, its
+#: ref (``root``/``parent`` are None for part 1). Raises ``RetryableDeliveryError`` to retry.
+PartWriter = Callable[
+    [int, DeliveryRequest, PartRef | None, PartRef | None],
+    tuple[DeliveryResult, PartRef | None],
+]
+
+
+def _published(refs: list[PartRef]) -> tuple[PublishedPart, ...]:
+    return tuple(
+        PublishedPart(index=i, remote_id=r.remote_id, remote_url=r.remote_url)
+        for i, r in enumerate(refs)
+    )
+
+
+def part_error(index: int, total: int, result: DeliveryResult) -> str:
+    """The error of a thread refused at part ``index`` (0-based) of ``total``."""
+    error = result.error or f"http_{result.http_status}"
+    return f"part {index + 1} of {total}: {error}"
+
+
+def each_part(request: DeliveryRequest) -> list[DeliveryRequest]:
+    """Every part of ``request`` as a single request (part 1 is ``request`` itself)."""
+    return [request, *(request.as_part(i) for i in range(1, request.part_count))]
+
+
+def refused_part(
+    request: DeliveryRequest, check: Callable[[DeliveryRequest], DeliveryResult | None]
+) -> DeliveryResult | None:
+    """The first part ``check`` refuses (a length or media rule), its error naming the part
+    when the post is a thread; None when every part passes. Nothing is sent before it."""
+    for index, part in enumerate(each_part(request)):
+        refused = check(part)
+        if refused is not None and request.parts:
+            total = request.part_count
+            return refused.model_copy(
+                update={"error": part_error(index, total, refused), "parts_total": total}
+            )
+        if refused is not None:
+            return refused
+    return None
+
+
+def deliver_thread(
+    request: DeliveryRequest,
+    write: PartWriter,
+    *,
+    progress: ThreadProgress | None,
+    now: datetime,
+) -> DeliveryResult:
+    """Publish ``request`` (part 1, then each of ``request.parts``) with ``write`` (outcomes:
+    module docstring). A single post (no parts) is ``write(0, request, None, None)``'s result.
+
+    Raises
+    ------
+    RetryableDeliveryError
+        From ``write`` or the progress store; the parts stored so far stay stored.
+    """
+    if not request.parts:
+        return write(0, request, None, None)[0]
+    total = request.part_count
+    known = progress.known(request.idempotency_key) if progress is not None else {}
+    refs: list[PartRef] = []
+    first: DeliveryResult | None = None
+    for index in range(total):
+        ref = known.get(index)
+        if ref is None:
+            part = request if index == 0 else request.as_part(index)
+            result, ref = write(index, part, refs[0] if refs else None, refs[-1] if refs else None)
+            if result.outcome != "published" or ref is None:
+                return result.model_copy(
+                    update={
+                        "outcome": "failed",
+                        "error": part_error(index, total, result),
+                        "remote_id": None,
+                        "remote_url": None,
+                        "parts": _published(refs),
+                        "parts_total": total,
+                    }
+                )
+            if progress is not None:
+                ref = progress.remember(request.idempotency_key, index, ref, now=now)
+            first = result if index == 0 else first
+        refs.append(ref)
+    root = refs[0]
+    done = first or DeliveryResult(outcome="published", http_status=200)
+    return done.model_copy(
+        update={
+            "remote_id": root.remote_id,
+            "remote_url": root.remote_url,
+            "parts": _published(refs),
+            "parts_total": total,
+        }
+    )
