@@ -137,6 +137,8 @@ def _outcome(delivery: Delivery, raw: Mapping[str, Any]) -> ChannelOutcome:
         last_error=delivery.last_error,
         next_attempt_at=delivery.next_attempt_at,
         receipt=delivery.receipt,
+        parts=list(delivery.parts) if delivery.parts_total else None,
+        parts_published=delivery.parts_published,
     )
 
 

@@ -86,6 +86,8 @@ def final(
                 "remote_id": result.remote_id,
                 "remote_url": result.remote_url,
                 "receipt": result.receipt,
+                "parts": list(result.parts),
+                "parts_total": result.parts_total,
                 "published_at": finished_at,
                 "last_error": None,
                 "next_attempt_at": None,
@@ -113,6 +115,10 @@ def final(
             "attempts": number,
             "last_error": error,
             "next_attempt_at": None,
+            # a thread refused at a part: the parts published before it (never half-posted
+            # silently)
+            "parts": list(result.parts),
+            "parts_total": result.parts_total,
         }
     )
     attempt = started.model_copy(

@@ -215,10 +215,14 @@ class ChannelDeliverer:
             media = post_media.resolve(
                 post.owner, list(effective.media_ids), channel.platform, self._media_lookup
             )
-            if media.refusal is not None:
+            parts, part_refusal = post_media.resolve_parts(
+                post.owner, effective.parts, channel.platform, self._media_lookup
+            )
+            refusal = media.refusal or part_refusal
+            if refusal is not None:
                 # Never without its media (decision "Media are checked again before
                 # publishing"): the adapter is not called.
-                refused = DeliveryResult(outcome="failed", error=media.refusal)
+                refused = DeliveryResult(outcome="failed", error=refusal)
                 return outcomes.final(post, delivery, started, refused, self.clock.now())
             request = DeliveryRequest(
                 schedule_id=post.schedule_id,
@@ -233,6 +237,7 @@ class ChannelDeliverer:
                 media=media.media,
                 options=effective.options,
                 link_card=None if effective.media_ids else post.link_card,
+                parts=parts,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},

@@ -19,10 +19,12 @@ from typing import Any, Literal
 
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.media import MediaRepository
+from scheduled_posts.logic.thread_rules import part_length_errors, part_media_errors, part_media_ids
 from scheduled_posts.logic.variant_rules import Draft, field_loc, variant_errors
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import MediaStatus
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.thread import Part
 from scheduled_posts.models.variants import Effective, Variant, effective_for
 from scheduled_posts.platforms.base import PublishedMedia
 from scheduled_posts.platforms.media_rules import media_rule_errors
@@ -163,6 +165,7 @@ def channel_errors(
     media: MediaRepository | None = None,
     variants: Mapping[str, Variant] | None = None,
     variant_media: MediaRepository | Literal["same"] | None = "same",
+    parts: Sequence[Part] = (),
 ) -> list[dict[str, Any]]:
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
     ``owner``'s (``channel_not_found``, when the request ``given`` them), the ``variants``'
@@ -170,7 +173,9 @@ def channel_errors(
     :func:`media_errors` of each channel's effective post (one BatchGet), then
     :func:`ready_media_errors` of ``media_ids`` (and of each variant's, against
     ``variant_media``, default ``media``), then, when every one is ready,
-    :func:`media_rule_violations` of each channel's effective uploads."""
+    :func:`media_rule_violations` of each channel's effective uploads; and the same rules on
+    every part of each channel's effective thread (``parts``, or its variant's:
+    ``logic/thread_rules.py``)."""
     found = channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
@@ -178,10 +183,11 @@ def channel_errors(
         if given and channel_id not in found
     ]
     chosen = [found[c] for c in channel_ids if c in found]
-    draft = Draft(content, list(media_ids), dict(variants or {}))
+    draft = Draft(content, list(media_ids), dict(variants or {}), list(parts))
     effective = {c.channel_id: effective_for(draft, c.channel_id) for c in chosen}
     errors = missing + variant_errors(draft.variants, channel_ids, found)
     errors += length_errors(content, chosen, effective) + media_errors(media_ids, chosen, effective)
+    errors += part_length_errors(chosen, effective) + _part_media(owner, chosen, effective, media)
     not_ready, uploads = _ready_media(owner, media_ids, media=media)
     by_id = {u.media_id: u for u in uploads}
     other = media if variant_media == "same" else variant_media
@@ -196,6 +202,21 @@ def channel_errors(
         for cid, eff in effective.items()
     }
     return errors + not_ready + media_rule_violations(uploads, chosen, per_channel)
+
+
+def _part_media(
+    owner: str,
+    chosen: Sequence[Channel],
+    effective: Mapping[str, Effective],
+    media: MediaRepository | None,
+) -> list[dict[str, Any]]:
+    """The media rules of the threads' replies (none checked without an upload store)."""
+    ids = [m for m in part_media_ids(effective) if re.fullmatch(ID_PATTERN, m)]
+    if media is None or not part_media_ids(effective):
+        return []
+    found = media.get_many(owner, ids) if ids else {}
+    ready = {m: i.published() for m, i in found.items() if i.status == MediaStatus.READY}
+    return part_media_errors(chosen, effective, ready)
 
 
 def patched_channel_errors(
@@ -214,11 +235,13 @@ def patched_channel_errors(
     ``channel_ids`` that drops a channel with a variant is refused with the variant named
     (decision "A text per channel: variants")."""
     new_variants = getattr(patch, "variants", None)
+    new_parts = getattr(patch, "parts", None)
     if (
         patch.channel_ids is None
         and patch.content is None
         and patch.media_ids is None
         and new_variants is None
+        and new_parts is None
     ):
         return []
     return channel_errors(
@@ -231,4 +254,5 @@ def patched_channel_errors(
         media=media if patch.media_ids is not None else None,
         variants=new_variants if new_variants is not None else getattr(stored, "variants", {}),
         variant_media=media if new_variants is not None else None,
+        parts=new_parts if new_parts is not None else getattr(stored, "parts", []),
     )

@@ -31,7 +31,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle.reasons import DeliveryError
 from scheduled_posts.models.post_fields import ID_PATTERN
-from scheduled_posts.platforms.base import PublishedMedia
+from scheduled_posts.models.thread import Part
+from scheduled_posts.platforms.base import PublishedMedia, ThreadPart
 
 
 class MediaLookup(Protocol):
@@ -86,3 +87,26 @@ def resolve(
             state = "missing" if item is None else str(status)
             return PostMedia(refusal=f"{DeliveryError.MEDIA_MISSING.value} ({media_id}: {state})")
     return PostMedia(media=tuple(found[media_id].published() for media_id in media_ids))
+
+
+def resolve_parts(
+    owner: str, parts: Sequence[Part], platform: str, lookup: Callable[[], MediaLookup]
+) -> tuple[tuple[ThreadPart, ...], str | None]:
+    """A thread's replies with their media resolved as :func:`resolve` does for part 1:
+    ``(parts, None)``, or ``((), refusal)`` naming the first part whose media cannot be
+    published (part 2 is ``parts[0]``).
+
+    Raises
+    ------
+    RetryableDeliveryError
+        When the uploads cannot be read now.
+    """
+    resolved = []
+    for number, part in enumerate(parts, start=2):
+        media = resolve(owner, list(part.media_ids), platform, lookup)
+        if media.refusal is not None:
+            return (), f"{media.refusal} (part {number})"
+        resolved.append(
+            ThreadPart(content=part.content, media_ids=tuple(part.media_ids), media=media.media)
+        )
+    return tuple(resolved), None

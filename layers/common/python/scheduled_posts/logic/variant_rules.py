@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.thread import Part
 from scheduled_posts.models.variants import Effective, Variant
 from scheduled_posts.platforms.registry import UnknownPlatformError, spec_of
 
@@ -19,11 +20,12 @@ from scheduled_posts.platforms.registry import UnknownPlatformError, spec_of
 @dataclass(frozen=True)
 class Draft:
     """A post's text fields as a request leaves them (for ``effective_for``): the post's
-    ``content``, ``media_ids`` and ``variants``."""
+    ``content``, ``media_ids``, ``variants`` and a thread's ``parts``."""
 
     content: str
     media_ids: list[str]
     variants: dict[str, Variant] = field(default_factory=dict)
+    parts: list[Part] = field(default_factory=list)
 
 
 def field_loc(effective: Effective | None, channel_id: str, name: str) -> list[Any]:

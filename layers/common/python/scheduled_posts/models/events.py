@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.models.receipt import Receipt
+from scheduled_posts.models.thread import PublishedPart
 
 
 class EventType(StrEnum):
@@ -59,6 +60,11 @@ class ChannelOutcome(BaseModel):
     next_attempt_at: datetime | None = None
     #: What the network returned when it published (``models/receipt.py``).
     receipt: Receipt | None = None
+    #: A thread's published parts (index 0 is part 1), each with the network's id and page;
+    #: for a failed thread, those published before the refused part.
+    parts: list[PublishedPart] | None = None
+    #: ``"k/n"``: parts published of the thread's parts (absent for a single post).
+    parts_published: str | None = None
 
     @field_serializer("published_at", "next_attempt_at")
     def _instant(self, value: datetime | None) -> str | None:

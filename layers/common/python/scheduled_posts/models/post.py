@@ -25,6 +25,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.receipt import Receipt
+from scheduled_posts.models.thread import FirstComment, Part, PublishedPart
 from scheduled_posts.models.variants import Variant
 
 
@@ -85,6 +86,15 @@ class Delivery(BaseModel):
     verified_at: datetime | None = None
     #: The open finding of the last read-back: ``missing`` or ``changed``; None: none.
     verification: str | None = None
+    #: A thread's published parts, in order (part 1 first; for a failed thread, those published
+    #: before the refused part) and the thread's parts in all (0: a single post).
+    parts: list[PublishedPart] = Field(default_factory=list)
+    parts_total: int = 0
+
+    @property
+    def parts_published(self) -> str | None:
+        """``"k/n"`` for a thread (``None`` for a single post)."""
+        return f"{len(self.parts)}/{self.parts_total}" if self.parts_total else None
 
     def to_item(self) -> dict[str, Any]:
         """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
@@ -108,6 +118,8 @@ class Delivery(BaseModel):
             "receipt": self.receipt.to_item() if self.receipt and not self.receipt.empty else None,
             "verified_at": _opt_str(self.verified_at),
             "verification": self.verification,
+            "parts": [p.to_item() for p in self.parts] or None,
+            "parts_total": self.parts_total or None,
         }
         return {name: value for name, value in item.items() if value is not None}
 
@@ -132,6 +144,8 @@ class Delivery(BaseModel):
             receipt=Receipt.from_item(item.get("receipt")),
             verified_at=_opt_instant(item.get("verified_at")),
             verification=item.get("verification"),
+            parts=[PublishedPart.from_item(p) for p in item.get("parts") or []],
+            parts_total=int(item.get("parts_total") or 0),
         )
 
 
@@ -155,6 +169,10 @@ class Post(BaseModel):
     variants: dict[str, Variant] = Field(default_factory=dict)
     #: The Bluesky link card frozen when the post was created or edited (``models/link_card.py``).
     link_card: LinkCard | None = None
+    #: A thread's replies after ``content`` (``models/thread.py``); empty: a single post.
+    parts: list[Part] = Field(default_factory=list)
+    #: A reply by the same account to part 1, ``delay_seconds`` after the post.
+    first_comment: FirstComment | None = None
     #: What the last create or edit could not do (a link card not fetched): answered, not stored.
     warnings: list[dict[str, str]] = Field(default_factory=list, exclude=True)
     deliveries: dict[str, Delivery] = Field(default_factory=dict)
@@ -201,6 +219,8 @@ class Post(BaseModel):
             "language": self.language,
             "variants": {cid: v.to_item() for cid, v in self.variants.items()} or None,
             "link_card": self.link_card.to_item() if self.link_card else None,
+            "parts": [p.to_item() for p in self.parts] or None,
+            "first_comment": self.first_comment.to_item() if self.first_comment else None,
             "published_at": _opt_str(self.published_at),
             "publish_lag_seconds": _dec(self.publish_lag_seconds),
             "status_reason": self.status_reason,
@@ -241,6 +261,10 @@ class Post(BaseModel):
             channel_ids=list(item.get("channel_ids") or []),
             variants={cid: Variant.from_item(v) for cid, v in (item.get("variants") or {}).items()},
             link_card=LinkCard.from_item(item["link_card"]) if item.get("link_card") else None,
+            parts=[Part.from_item(p) for p in item.get("parts") or []],
+            first_comment=(
+                FirstComment.from_item(item["first_comment"]) if item.get("first_comment") else None
+            ),
             deliveries=deliveries,
             version=int(item["version"]),
             created_at=instant_from_storage(item["created_at"]),
