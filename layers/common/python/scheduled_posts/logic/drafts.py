@@ -80,6 +80,8 @@ def create_draft(
             media_ids=request.media_ids,
             media=deps.media,
             variants=request.variants,
+            parts=request.parts or [],
+            first_comment=request.first_comment,
         )
     )
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
@@ -94,6 +96,8 @@ def create_draft(
         publish_at=now,
         channel_ids=list(request.channel_ids),
         variants=dict(request.variants),
+        parts=list(request.parts or []),
+        first_comment=request.first_comment,
         deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
         version=1,
         created_at=now,

@@ -19,12 +19,17 @@ from typing import Any, Literal
 
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.media import MediaRepository
-from scheduled_posts.logic.thread_rules import part_length_errors, part_media_errors, part_media_ids
+from scheduled_posts.logic.thread_rules import (
+    comment_errors,
+    part_length_errors,
+    part_media_errors,
+    part_media_ids,
+)
 from scheduled_posts.logic.variant_rules import Draft, field_loc, variant_errors
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import MediaStatus
 from scheduled_posts.models.post import Channel
-from scheduled_posts.models.thread import Part
+from scheduled_posts.models.thread import FirstComment, Part
 from scheduled_posts.models.variants import Effective, Variant, effective_for
 from scheduled_posts.platforms.base import PublishedMedia
 from scheduled_posts.platforms.media_rules import media_rule_errors
@@ -166,6 +171,7 @@ def channel_errors(
     variants: Mapping[str, Variant] | None = None,
     variant_media: MediaRepository | Literal["same"] | None = "same",
     parts: Sequence[Part] = (),
+    first_comment: FirstComment | None = None,
 ) -> list[dict[str, Any]]:
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
     ``owner``'s (``channel_not_found``, when the request ``given`` them), the ``variants``'
@@ -188,6 +194,7 @@ def channel_errors(
     errors = missing + variant_errors(draft.variants, channel_ids, found)
     errors += length_errors(content, chosen, effective) + media_errors(media_ids, chosen, effective)
     errors += part_length_errors(chosen, effective) + _part_media(owner, chosen, effective, media)
+    errors += comment_errors(first_comment, chosen)
     not_ready, uploads = _ready_media(owner, media_ids, media=media)
     by_id = {u.media_id: u for u in uploads}
     other = media if variant_media == "same" else variant_media
@@ -236,12 +243,14 @@ def patched_channel_errors(
     (decision "A text per channel: variants")."""
     new_variants = getattr(patch, "variants", None)
     new_parts = getattr(patch, "parts", None)
+    comment = getattr(patch, "first_comment", None)
     if (
         patch.channel_ids is None
         and patch.content is None
         and patch.media_ids is None
         and new_variants is None
         and new_parts is None
+        and comment is None
     ):
         return []
     return channel_errors(
@@ -255,4 +264,5 @@ def patched_channel_errors(
         variants=new_variants if new_variants is not None else getattr(stored, "variants", {}),
         variant_media=media if new_variants is not None else None,
         parts=new_parts if new_parts is not None else getattr(stored, "parts", []),
+        first_comment=comment or getattr(stored, "first_comment", None),
     )

@@ -220,6 +220,8 @@ def create_post(
             media_ids=request.media_ids,
             media=deps.media,
             variants=request.variants,
+            parts=request.parts or [],
+            first_comment=request.first_comment,
         )
     )
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
@@ -235,6 +237,8 @@ def create_post(
         publish_at=queue_slot or publish_at,
         channel_ids=list(request.channel_ids),
         variants=dict(request.variants),
+        parts=list(request.parts or []),
+        first_comment=request.first_comment,
         deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
         version=1,
         created_at=now,
@@ -416,10 +420,12 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
     raise_if(errors)
     attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
-    for name in ("content", "media_ids", "publish_at", "language", "variants"):
+    for name in ("content", "media_ids", "publish_at", "language", "variants", "parts"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
+    if "first_comment" in patch.model_fields_set:
+        changes["first_comment"] = patch.first_comment
     if patch.channel_ids is not None:
         changes["channel_ids"] = list(patch.channel_ids)
         changes["deliveries"] = {
@@ -547,10 +553,12 @@ def _reschedule_missed(
         "expires_at": None,
         "detached": post.series_id is not None,
     }
-    for name in ("content", "media_ids", "language", "variants"):
+    for name in ("content", "media_ids", "language", "variants", "parts"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
+    if "first_comment" in patch.model_fields_set:
+        changes["first_comment"] = patch.first_comment
     new = post.model_copy(update=changes, deep=True)
     new = link_cards.frozen_on_edit(post, new, patch, channels=deps.channels, deps=deps.link_cards)
     deps.posts.reschedule_missed(

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.thread import FirstComment
 from scheduled_posts.models.variants import Effective
 from scheduled_posts.platforms.base import PublishedMedia
 from scheduled_posts.platforms.media_rules import media_rule_errors
@@ -61,6 +62,25 @@ def part_length_errors(
                     }
                 )
     return errors
+
+
+def comment_errors(
+    comment: FirstComment | None, channels: Iterable[Channel]
+) -> list[dict[str, Any]]:
+    """One ``too_long`` error per channel whose length rule the first comment breaks
+    (``loc ["body", "first_comment", "content"]``)."""
+    if comment is None:
+        return []
+    return [
+        {
+            "loc": ["body", "first_comment", "content"],
+            "msg": f"the first comment, channel {channel.name} (channel_id "
+            f"{channel.channel_id}): {violation.message(channel.name)}",
+            "type": "too_long",
+        }
+        for channel in channels
+        for violation in check_length(channel.platform, comment.content, channel.limits)
+    ]
 
 
 def part_media_ids(effective: Mapping[str, Effective]) -> list[str]:

@@ -59,6 +59,7 @@ from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: th
     parse_rfc3339,
 )
 from scheduled_posts.models.receipt import Receipt
+from scheduled_posts.models.thread import FirstComment, Part, Parts, PatchParts, PublishedPart
 from scheduled_posts.models.variants import (
     Effective,
     NetworkOptions,
@@ -265,6 +266,10 @@ class PostCreate(BaseModel):
     language: Language | None = None
     variants: Variants = Field(default_factory=dict)
     link_card: Annotated[LinkCardIn | None, Field(description=_LINK_CARD)] = None
+    parts: Parts | None = None
+    first_comment: FirstComment | None = Field(
+        None, description="A reply by the same account to part 1, delay_seconds after the post"
+    )
 
 
 NotNull = BeforeValidator(_not_null)
@@ -287,13 +292,21 @@ class PostPatch(BaseModel):
         Field(description="Replaces every variant ({} removes them all)"),
     ] = None
     link_card: Annotated[LinkCardIn | None, Field(description=_LINK_CARD)] = None
+    parts: Annotated[
+        PatchParts | None,
+        NotNull,
+        Field(description="Replaces the thread's replies ([] makes it a single post)"),
+    ] = None
+    first_comment: Annotated[
+        FirstComment | None, Field(description="Replaces the first comment (null removes it)")
+    ] = None
 
     @model_validator(mode="after")
     def _at_least_one(self) -> PostPatch:
         if not self.model_fields_set:
             raise ValueError(
                 "give at least one of content, media_ids, publish_at, channel_ids, language,"
-                " variants, link_card"
+                " variants, link_card, parts, first_comment"
             )
         return self
 
@@ -343,6 +356,16 @@ class DeliveryOut(BaseModel):
     options: NetworkOptions = Field(
         default_factory=NetworkOptions, description="This channel's network options"
     )
+    parts: list[Part] = Field(
+        default_factory=list, description="This channel's thread replies after content"
+    )
+    parts_published: str | None = Field(
+        None, description='A thread: "k/n", the parts published of the parts in all'
+    )
+    published_parts: list[PublishedPart] = Field(
+        default_factory=list,
+        description="A thread's published parts (index 0 is part 1): remote_id, remote_url",
+    )
 
     @classmethod
     def of(
@@ -355,6 +378,7 @@ class DeliveryOut(BaseModel):
                 "media_ids": list(effective.media_ids),
                 "language": effective.language,
                 "options": effective.options,
+                "parts": list(effective.parts),
             }
         return cls(
             **shown,
@@ -364,6 +388,8 @@ class DeliveryOut(BaseModel):
             remote_id=delivery.remote_id,
             remote_url=delivery.remote_url,
             receipt=delivery.receipt,
+            parts_published=delivery.parts_published,
+            published_parts=list(delivery.parts),
             planned_remote_url=planned,
             verified_at=_opt(delivery.verified_at),
             verification=delivery.verification,
@@ -396,6 +422,8 @@ class PostOut(BaseModel):
     link_card: LinkCard | None = Field(
         default=None, description="The Bluesky link card, frozen (app.bsky.embed.external)"
     )
+    parts: list[Part] = Field(default_factory=list, description="A thread's replies")
+    first_comment: FirstComment | None = None
     warnings: list[dict[str, str]] = Field(
         default_factory=list,
         description='What this create or edit could not do: {"type", "url", "detail"}',
@@ -436,6 +464,8 @@ class PostOut(BaseModel):
             language=post.language,
             variants=dict(post.variants),
             link_card=post.link_card,
+            parts=list(post.parts),
+            first_comment=post.first_comment,
             warnings=list(post.warnings),
             version=post.version,
             created_at=format_instant(post.created_at),

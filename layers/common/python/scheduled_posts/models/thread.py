@@ -59,6 +59,12 @@ Parts = Annotated[
     ),
 ]
 
+#: A ``PATCH``'s ``parts``: ``[]`` makes the thread a single post again.
+PatchParts = Annotated[
+    list[Part],
+    Field(max_length=MAX_THREAD_PARTS - 1, description="A thread's replies after content"),
+]
+
 
 class FirstComment(BaseModel):
     """A reply by the same account to part 1, ``delay_seconds`` after the post."""

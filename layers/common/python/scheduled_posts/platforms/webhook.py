@@ -9,7 +9,8 @@ Request::
     User-Agent: scheduled-posts-webhook/1
 
     {"schedule_id", "channel_id", "content", "media_ids", "publish_at", "attempt",
-     "idempotency_key", "media"}   ("media" only with resolved media: platforms/webhook_media.py)
+     "idempotency_key", "media", "parts"}   ("media" only with resolved media:
+     platforms/webhook_media.py; "parts" only for a thread: its replies after "content")
 
 Safety at send time: the URL is checked again with
 :func:`~scheduled_posts.platforms.url_policy.check_destination` (a fresh DNS answer), and the
@@ -404,8 +405,9 @@ def build_body(request: DeliveryRequest, media: list[dict[str, Any]] | None = No
     """The JSON body, UTF-8, compact: ``schedule_id``, ``channel_id``, ``content``,
     ``media_ids`` (list), ``publish_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``), ``attempt`` (int),
     ``idempotency_key`` (the header's value, here under the signature), and ``media`` when
-    given (``webhook_media.media_entries``)."""
-    payload = {
+    given (``webhook_media.media_entries``); a thread's ``parts`` (``[{content, media_ids}]``,
+    the replies after ``content``) when it has any."""
+    payload: dict[str, Any] = {
         "schedule_id": request.schedule_id,
         "channel_id": request.channel_id,
         "content": request.content,
@@ -416,6 +418,10 @@ def build_body(request: DeliveryRequest, media: list[dict[str, Any]] | None = No
     }
     if media:
         payload["media"] = media
+    if request.parts:  # a thread: the replies after content, in order, in the one signed body
+        payload["parts"] = [
+            {"content": part.content, "media_ids": list(part.media_ids)} for part in request.parts
+        ]
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
