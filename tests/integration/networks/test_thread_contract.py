@@ -17,6 +17,7 @@ from local.bluesky import LocalPds, PdsAccount
 from local.mastodon import Account, MastodonStandIn
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
+from scheduled_posts.models.thread import FirstComment
 from scheduled_posts.platforms.atproto_text import tid
 from scheduled_posts.platforms.base import DeliveryRequest, PartRef, ThreadPart
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter
@@ -251,3 +252,75 @@ def test_mastodon_thread_part_refused_for_good_fails_listing_the_published_parts
     assert result.error is not None and result.error.startswith("part 2 of 2: ")
     assert [p.remote_id for p in result.parts] == ["999999"]
     assert result.parts_total == 2
+
+
+# -- first comments ----------------------------------------------------------------------------
+
+
+def _with_comment(request: DeliveryRequest, text: str, delay: int = 0) -> DeliveryRequest:
+    comment = FirstComment(content=text, delay_seconds=delay)
+    return request.model_copy(update={"first_comment": comment})
+
+
+def test_mastodon_first_comment_waits_its_delay_then_replies_to_part_1_once(
+    stand_in: tuple[MastodonStandIn, str],
+) -> None:
+    state, base = stand_in
+    account = state.add_account("carol")
+    adapter = mastodon(base, account, LosingTransport("/api/v1/statuses"), MemoryThreadParts())
+    request = _with_comment(thread("ch_m"), "The link: https://example.com", delay=60)
+
+    with pytest.raises(RetryableDeliveryError, match="comment_wait") as waited:
+        adapter.deliver(channel("mastodon"), request, now=PUBLISH_AT)
+    assert waited.value.rate_limited and waited.value.retry_after_seconds == 60
+    assert [s.text for s in state.statuses_of(account)] == list(TEXTS)  # the thread is out
+
+    retry = _with_comment(thread("ch_m", retry=True), "The link: https://example.com", delay=60)
+    later = PUBLISH_AT + timedelta(seconds=60)
+    result = adapter.deliver(channel("mastodon"), retry, now=later)
+
+    statuses = state.statuses_of(account)
+    assert [s.text for s in statuses] == [*TEXTS, "The link: https://example.com"]
+    assert statuses[3].in_reply_to_id == statuses[0].id
+    assert result.outcome == "published" and result.parts_total == 3
+    assert result.comment is not None and result.comment.status == "published"
+    assert result.comment.remote_id == statuses[3].id
+
+
+def test_mastodon_first_comment_refused_leaves_the_post_published(
+    stand_in: tuple[MastodonStandIn, str],
+) -> None:
+    state, base = stand_in
+    account = state.add_account("dave")
+    adapter = mastodon(base, account, LosingTransport("/api/v1/statuses"), MemoryThreadParts())
+    request = _with_comment(thread("ch_m", texts=("only part",)), "c" * 501)
+
+    result = adapter.deliver(channel("mastodon"), request, now=PUBLISH_AT)
+
+    assert result.outcome == "published" and result.parts_total == 0
+    assert result.comment is not None and result.comment.status == "failed"
+    assert "500" in (result.comment.error or "")
+    assert [s.text for s in state.statuses_of(account)] == ["only part"]
+
+
+def test_bluesky_first_comment_replies_to_part_1_at_its_own_key(
+    local_pds: LocalPds, sky: PdsAccount
+) -> None:
+    transport = LosingTransport("com.atproto.repo.putRecord")
+    transport.lose = {4}  # the comment's answer is lost: found again by its key
+    adapter = bluesky(local_pds, sky, transport, MemoryThreadParts())
+    with pytest.raises(RetryableDeliveryError):
+        adapter.deliver(channel("bluesky"), _with_comment(thread("ch_b"), "c"), now=PUBLISH_AT)
+
+    retry = _with_comment(thread("ch_b", retry=True), "c")
+    result = adapter.deliver(channel("bluesky"), retry, now=PUBLISH_AT)
+
+    assert result.comment is not None and result.comment.status == "published"
+    records = {r["uri"]: r for r in bluesky_posts(local_pds, sky.did)}
+    assert len(records) == 4
+    root = f"at://{sky.did}/app.bsky.feed.post/" + tid(
+        PUBLISH_AT, schedule_id="sch_t", channel_id="ch_b", part=0
+    )
+    comment = records[result.comment.remote_id or ""]["value"]
+    assert comment["text"] == "c"
+    assert comment["reply"]["root"]["uri"] == comment["reply"]["parent"]["uri"] == root

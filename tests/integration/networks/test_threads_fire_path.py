@@ -47,20 +47,25 @@ def test_thread_reaches_both_networks_once_per_part_chained(
     got = api.get(f"/v1/scheduled-posts/{created.json['schedule_id']}").json
     assert got["status"] == "published", got
     deliveries = {d["channel_id"]: d for d in got["deliveries"]}
-    statuses = stand_in[0].statuses
+    *statuses, reply = stand_in[0].statuses
     assert [s.text for s in statuses] == TEXTS
     assert [s.in_reply_to_id for s in statuses] == [None, statuses[0].id, statuses[1].id]
+    assert (reply.text, reply.in_reply_to_id) == (comment["content"], statuses[0].id)
     toots = deliveries[mastodon_id]
     assert toots["parts_published"] == "3/3"
     assert [p["remote_id"] for p in toots["published_parts"]] == [s.id for s in statuses]
     assert toots["remote_id"] == statuses[0].id
-    records = sorted(bluesky_posts(local_pds, sky.did), key=lambda r: r["uri"])
+    assert toots["first_comment"]["status"] == "published"
+    assert toots["first_comment"]["remote_id"] == reply.id
+    *records, last = sorted(bluesky_posts(local_pds, sky.did), key=lambda r: r["uri"])
     assert [r["value"]["text"] for r in records] == TEXTS
     assert records[2]["value"]["reply"]["parent"]["uri"] == records[1]["uri"]
     assert records[2]["value"]["reply"]["root"]["uri"] == records[0]["uri"]
+    assert last["value"]["reply"]["parent"]["uri"] == records[0]["uri"]  # the comment
     skeets = deliveries[bluesky_id]
     assert skeets["parts_published"] == "3/3"
     assert [p["remote_id"] for p in skeets["published_parts"]] == [r["uri"] for r in records]
+    assert skeets["first_comment"]["remote_id"] == last["uri"]
 
 
 def test_thread_a_bluesky_variant_replaces_the_parts_for_that_channel_only(

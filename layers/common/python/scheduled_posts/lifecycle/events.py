@@ -139,6 +139,7 @@ def _outcome(delivery: Delivery, raw: Mapping[str, Any]) -> ChannelOutcome:
         receipt=delivery.receipt,
         parts=list(delivery.parts) if delivery.parts_total else None,
         parts_published=delivery.parts_published,
+        first_comment=delivery.comment,
     )
 
 

@@ -88,6 +88,7 @@ def final(
                 "receipt": result.receipt,
                 "parts": list(result.parts),
                 "parts_total": result.parts_total,
+                "comment": result.comment,
                 "published_at": finished_at,
                 "last_error": None,
                 "next_attempt_at": None,

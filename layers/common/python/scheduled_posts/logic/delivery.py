@@ -238,6 +238,7 @@ class ChannelDeliverer:
                 options=effective.options,
                 link_card=None if effective.media_ids else post.link_card,
                 parts=parts,
+                first_comment=post.first_comment,
             )
             result = self._deliver_once(
                 key={"idempotency_key": request.idempotency_key},

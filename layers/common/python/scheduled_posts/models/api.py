@@ -59,7 +59,14 @@ from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: th
     parse_rfc3339,
 )
 from scheduled_posts.models.receipt import Receipt
-from scheduled_posts.models.thread import FirstComment, Part, Parts, PatchParts, PublishedPart
+from scheduled_posts.models.thread import (
+    CommentOutcome,
+    FirstComment,
+    Part,
+    Parts,
+    PatchParts,
+    PublishedPart,
+)
 from scheduled_posts.models.variants import (
     Effective,
     NetworkOptions,
@@ -366,6 +373,9 @@ class DeliveryOut(BaseModel):
         default_factory=list,
         description="A thread's published parts (index 0 is part 1): remote_id, remote_url",
     )
+    first_comment: CommentOutcome | None = Field(
+        None, description="The first comment's own state: status, remote_id, remote_url, error"
+    )
 
     @classmethod
     def of(
@@ -390,6 +400,7 @@ class DeliveryOut(BaseModel):
             receipt=delivery.receipt,
             parts_published=delivery.parts_published,
             published_parts=list(delivery.parts),
+            first_comment=delivery.comment,
             planned_remote_url=planned,
             verified_at=_opt(delivery.verified_at),
             verification=delivery.verification,

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.models.receipt import Receipt
-from scheduled_posts.models.thread import PublishedPart
+from scheduled_posts.models.thread import CommentOutcome, PublishedPart
 
 
 class EventType(StrEnum):
@@ -65,6 +65,8 @@ class ChannelOutcome(BaseModel):
     parts: list[PublishedPart] | None = None
     #: ``"k/n"``: parts published of the thread's parts (absent for a single post).
     parts_published: str | None = None
+    #: The first comment's own outcome (``status``, ``remote_id``, ``remote_url``, ``error``).
+    first_comment: CommentOutcome | None = None
 
     @field_serializer("published_at", "next_attempt_at")
     def _instant(self, value: datetime | None) -> str | None:

@@ -25,7 +25,7 @@ from scheduled_posts.lifecycle.states import (  # noqa: F401
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.network import ChannelAccount, ChannelLimits, ChannelStatus
 from scheduled_posts.models.receipt import Receipt
-from scheduled_posts.models.thread import FirstComment, Part, PublishedPart
+from scheduled_posts.models.thread import CommentOutcome, FirstComment, Part, PublishedPart
 from scheduled_posts.models.variants import Variant
 
 
@@ -90,6 +90,8 @@ class Delivery(BaseModel):
     #: before the refused part) and the thread's parts in all (0: a single post).
     parts: list[PublishedPart] = Field(default_factory=list)
     parts_total: int = 0
+    #: The first comment's own state (None: none yet, or the post has none).
+    comment: CommentOutcome | None = None
 
     @property
     def parts_published(self) -> str | None:
@@ -120,6 +122,7 @@ class Delivery(BaseModel):
             "verification": self.verification,
             "parts": [p.to_item() for p in self.parts] or None,
             "parts_total": self.parts_total or None,
+            "comment": self.comment.to_item() if self.comment else None,
         }
         return {name: value for name, value in item.items() if value is not None}
 
@@ -146,6 +149,7 @@ class Delivery(BaseModel):
             verification=item.get("verification"),
             parts=[PublishedPart.from_item(p) for p in item.get("parts") or []],
             parts_total=int(item.get("parts_total") or 0),
+            comment=CommentOutcome.from_item(item.get("comment")),
         )
 
 

@@ -15,7 +15,7 @@ channel's effective thread (``logic/thread_rules.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
@@ -85,6 +85,30 @@ class FirstComment(BaseModel):
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> FirstComment:
         return cls(content=str(item["content"]), delay_seconds=int(item.get("delay_seconds", 0)))
+
+
+#: The part index of a first comment's identity (its Bluesky key, its Idempotency-Key, its
+#: stored ref): past every part's, so it never meets one.
+COMMENT_INDEX = MAX_THREAD_PARTS
+
+
+class CommentOutcome(BaseModel):
+    """A first comment's own state on its delivery: ``published`` (the network's id and page)
+    or ``failed`` (its error; the post stays published)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["published", "failed"]
+    remote_id: str | None = None
+    remote_url: str | None = None
+    error: str | None = None
+
+    def to_item(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any] | None) -> CommentOutcome | None:
+        return cls.model_validate(dict(item)) if item else None
 
 
 class PublishedPart(BaseModel):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from scheduled_posts.models.link_card import LinkCard
 from scheduled_posts.models.post import Channel
 from scheduled_posts.models.receipt import Receipt
-from scheduled_posts.models.thread import PublishedPart
+from scheduled_posts.models.thread import CommentOutcome, FirstComment, PublishedPart
 from scheduled_posts.models.variants import NetworkOptions
 
 
@@ -143,6 +143,8 @@ class DeliveryRequest(BaseModel):
     link_card: LinkCard | None = None
     #: A thread's replies after ``content`` (part 1), in order (empty: a single post).
     parts: tuple[ThreadPart, ...] = ()
+    #: A reply to part 1 by the same account, ``delay_seconds`` after ``publish_at``.
+    first_comment: FirstComment | None = None
 
     @property
     def part_count(self) -> int:
@@ -159,6 +161,21 @@ class DeliveryRequest(BaseModel):
                 "media": part.media,
                 "link_card": None,
                 "parts": (),
+                "first_comment": None,
+            }
+        )
+
+    def as_comment(self) -> DeliveryRequest:
+        """The first comment as a single request: its text, no media, card or parts."""
+        assert self.first_comment is not None
+        return self.model_copy(
+            update={
+                "content": self.first_comment.content,
+                "media_ids": (),
+                "media": (),
+                "link_card": None,
+                "parts": (),
+                "first_comment": None,
             }
         )
 
@@ -190,6 +207,8 @@ class DeliveryResult(BaseModel):
     parts: tuple[PublishedPart, ...] = ()
     #: The thread's parts in all (0: a single post).
     parts_total: int = 0
+    #: The first comment's own outcome (None: the post has none).
+    comment: CommentOutcome | None = None
 
 
 class PlatformAdapter(Protocol):

@@ -20,9 +20,10 @@ parent) in the thread of part 1 (its root).
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from scheduled_posts.models.thread import PublishedPart
+from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.thread import COMMENT_INDEX, CommentOutcome, PublishedPart
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
@@ -80,18 +81,36 @@ def deliver_thread(
     progress: ThreadProgress | None,
     now: datetime,
 ) -> DeliveryResult:
-    """Publish ``request`` (part 1, then each of ``request.parts``) with ``write`` (outcomes:
-    module docstring). A single post (no parts) is ``write(0, request, None, None)``'s result.
+    """Publish ``request`` (part 1, then each of ``request.parts``, then its first comment)
+    with ``write`` (outcomes: module docstring). A single post without a comment is
+    ``write(0, request, None, None)``'s result.
 
     Raises
     ------
     RetryableDeliveryError
-        From ``write`` or the progress store; the parts stored so far stay stored.
+        From ``write`` or the progress store (the parts stored so far stay stored), and the
+        wait of a first comment not due yet (``comment_wait``, a destination wait).
     """
-    if not request.parts:
+    if not request.parts and request.first_comment is None:
         return write(0, request, None, None)[0]
-    total = request.part_count
     known = progress.known(request.idempotency_key) if progress is not None else {}
+    done, refs = _walk(request, write, known, progress, now=now)
+    if done.outcome != "published" or request.first_comment is None:
+        return done
+    comment = _comment(request, write, refs[0], known, progress, now=now)
+    return done.model_copy(update={"comment": comment})
+
+
+def _walk(
+    request: DeliveryRequest,
+    write: PartWriter,
+    known: dict[int, PartRef],
+    progress: ThreadProgress | None,
+    *,
+    now: datetime,
+) -> tuple[DeliveryResult, list[PartRef]]:
+    total = request.part_count
+    shown = total if request.parts else 0  # a single post (with a comment) shows no parts
     refs: list[PartRef] = []
     first: DeliveryResult | None = None
     for index in range(total):
@@ -100,27 +119,52 @@ def deliver_thread(
             part = request if index == 0 else request.as_part(index)
             result, ref = write(index, part, refs[0] if refs else None, refs[-1] if refs else None)
             if result.outcome != "published" or ref is None:
-                return result.model_copy(
-                    update={
-                        "outcome": "failed",
-                        "error": part_error(index, total, result),
-                        "remote_id": None,
-                        "remote_url": None,
-                        "parts": _published(refs),
-                        "parts_total": total,
-                    }
-                )
+                failed: dict[str, object] = {"outcome": "failed", "remote_id": None}
+                failed["remote_url"] = None
+                if shown:
+                    failed |= {"error": part_error(index, total, result)}
+                    failed |= {"parts": _published(refs), "parts_total": total}
+                return result.model_copy(update=failed), refs
             if progress is not None:
                 ref = progress.remember(request.idempotency_key, index, ref, now=now)
             first = result if index == 0 else first
         refs.append(ref)
     root = refs[0]
     done = first or DeliveryResult(outcome="published", http_status=200)
-    return done.model_copy(
-        update={
-            "remote_id": root.remote_id,
-            "remote_url": root.remote_url,
-            "parts": _published(refs),
-            "parts_total": total,
-        }
-    )
+    update: dict[str, object] = {"remote_id": root.remote_id, "remote_url": root.remote_url}
+    if shown:
+        update |= {"parts": _published(refs), "parts_total": total}
+    return done.model_copy(update=update), refs
+
+
+def _comment(
+    request: DeliveryRequest,
+    write: PartWriter,
+    root: PartRef,
+    known: dict[int, PartRef],
+    progress: ThreadProgress | None,
+    *,
+    now: datetime,
+) -> CommentOutcome:
+    """The first comment, a reply to part 1 (root and parent), once it is due
+    (``publish_at + delay_seconds``): its own outcome, never the post's (a refused comment
+    leaves the post published)."""
+    assert request.first_comment is not None
+    ref = known.get(COMMENT_INDEX)
+    if ref is None:
+        due = request.publish_at + timedelta(seconds=request.first_comment.delay_seconds)
+        if now < due:
+            raise RetryableDeliveryError(
+                "comment_wait: the post is published; its first comment is due at "
+                f"{due.isoformat()}",
+                rate_limited=True,
+                retry_after_seconds=(due - now).total_seconds(),
+            )
+        result, ref = write(COMMENT_INDEX, request.as_comment(), root, root)
+        if result.outcome != "published" or ref is None:
+            return CommentOutcome(
+                status="failed", error=result.error or f"http_{result.http_status}"
+            )
+        if progress is not None:
+            ref = progress.remember(request.idempotency_key, COMMENT_INDEX, ref, now=now)
+    return CommentOutcome(status="published", remote_id=ref.remote_id, remote_url=ref.remote_url)
