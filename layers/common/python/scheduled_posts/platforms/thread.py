@@ -9,7 +9,7 @@ answer was lost: Bluesky by its record key, Mastodon by its ``Idempotency-Key``)
 parent) in the thread of part 1 (its root).
 
 - A retryable error of a part (5xx, timeout, 429) is raised: the next round continues at that
-  part.
+  part (after part 1, its error word is ``thread_partial``: something was published).
 - A part refused for good ends the delivery ``failed``, its error naming the part, with the
   parts published before it listed (``DeliveryResult.parts``): the thread is never silently
   half-posted.
@@ -117,7 +117,14 @@ def _walk(
         ref = known.get(index)
         if ref is None:
             part = request if index == 0 else request.as_part(index)
-            result, ref = write(index, part, refs[0] if refs else None, refs[-1] if refs else None)
+            try:
+                result, ref = write(
+                    index, part, refs[0] if refs else None, refs[-1] if refs else None
+                )
+            except RetryableDeliveryError as exc:
+                if not refs:
+                    raise
+                raise _after_published(exc, index, total) from exc
             if result.outcome != "published" or ref is None:
                 failed: dict[str, object] = {"outcome": "failed", "remote_id": None}
                 failed["remote_url"] = None
@@ -135,6 +142,17 @@ def _walk(
     if shown:
         update |= {"parts": _published(refs), "parts_total": total}
     return done.model_copy(update=update), refs
+
+
+def _after_published(exc: RetryableDeliveryError, index: int, total: int) -> RetryableDeliveryError:
+    """A retry of part ``index`` once earlier parts are published: its error word says so
+    (``thread_partial``), never one of the words (or HTTP statuses) that mean nothing was
+    published (``lifecycle/reach.py``), so the post is not editable while it waits."""
+    return RetryableDeliveryError(
+        f"thread_partial: part {index + 1} of {total} not yet published: {exc}",
+        retry_after_seconds=exc.retry_after_seconds,
+        rate_limited=exc.rate_limited,
+    )
 
 
 def _comment(
