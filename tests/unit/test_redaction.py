@@ -16,7 +16,7 @@ from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskyClient
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp, error_message
 from scheduled_posts.platforms.redaction import REDACTED, redact
-from scheduled_posts.platforms.webhook import TransportResponse
+from scheduled_posts.platforms.transport import TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import AnsweringTransport, SentRequest
 

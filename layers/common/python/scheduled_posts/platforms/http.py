@@ -7,10 +7,10 @@ fresh DNS answer, public addresses only unless the origin is in ``OUTBOUND_ALLOW
 port rules ``WEBHOOK_ALLOWED_PORTS``/``WEBHOOK_REFUSED_PORTS``), and the transport connects
 to a checked address itself (no second lookup), never follows redirects, is bounded by
 ``DELIVERY_TIMEOUT_SECONDS`` and reads at most
-:data:`~scheduled_posts.platforms.webhook.MAX_RESPONSE_BYTES` of an answer.
+:data:`~scheduled_posts.platforms.transport.MAX_RESPONSE_BYTES` of an answer.
 
 Errors say what happened in the words of webhook attempt errors (docs/dispatch.md):
-:attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.webhook.AttemptError` word or
+:attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.transport.AttemptError` word or
 ``http_<status>``, and :func:`answer_error` starts with ``http_<status>``.
 
 Rate-limit headers are read once for both networks in ``platforms/rate_limits.py`` (re-exported
@@ -39,14 +39,7 @@ from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedEr
 from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
 from scheduled_posts.platforms.redaction import authorization_secrets, redact
 from scheduled_posts.platforms.registry import check_length
-from scheduled_posts.platforms.url_policy import (
-    Resolver,
-    UnresolvableDestinationError,
-    UnsafeDestinationError,
-    check_destination,
-    system_resolver,
-)
-from scheduled_posts.platforms.webhook import (
+from scheduled_posts.platforms.transport import (
     AttemptError,
     Transport,
     TransportError,
@@ -54,6 +47,13 @@ from scheduled_posts.platforms.webhook import (
     header,
     http_word,
     send_to_addresses,
+)
+from scheduled_posts.platforms.url_policy import (
+    Resolver,
+    UnresolvableDestinationError,
+    UnsafeDestinationError,
+    check_destination,
+    system_resolver,
 )
 from scheduled_posts.settings import Settings
 
