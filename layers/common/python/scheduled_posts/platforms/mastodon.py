@@ -51,11 +51,10 @@ from scheduled_posts.platforms.http import (
     HttpAnswer,
     OutboundError,
     OutboundHttp,
-    answer_error,
-    error_message,
 )
 from scheduled_posts.platforms.mastodon_text import comparable, status_text
 from scheduled_posts.platforms.media_rules import mastodon_instance_limits
+from scheduled_posts.platforms.network_adapter import answer_error, error_message
 from scheduled_posts.platforms.text_length import mastodon_limits
 from scheduled_posts.platforms.transport import http_word
 
