@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle.backoff import Uniform, full_jitter
@@ -68,6 +69,16 @@ def skipped(delivery: Delivery, *, number: int, started_at: datetime) -> Channel
     return ChannelRound(new, attempt)
 
 
+def _thread_of(result: DeliveryResult) -> dict[str, Any]:
+    """What a final result records of a thread: its published parts, their count in all and
+    the first comment's own outcome."""
+    return {
+        "parts": list(result.parts),
+        "parts_total": result.parts_total,
+        "comment": result.comment,
+    }
+
+
 def final(
     post: Post, delivery: Delivery, started: Attempt, result: DeliveryResult, finished_at: datetime
 ) -> ChannelRound:
@@ -86,9 +97,7 @@ def final(
                 "remote_id": result.remote_id,
                 "remote_url": result.remote_url,
                 "receipt": result.receipt,
-                "parts": list(result.parts),
-                "parts_total": result.parts_total,
-                "comment": result.comment,
+                **_thread_of(result),
                 "published_at": finished_at,
                 "last_error": None,
                 "next_attempt_at": None,
@@ -116,10 +125,7 @@ def final(
             "attempts": number,
             "last_error": error,
             "next_attempt_at": None,
-            # a thread refused at a part: the parts published before it (never half-posted
-            # silently)
-            "parts": list(result.parts),
-            "parts_total": result.parts_total,
+            **_thread_of(result),  # a thread refused at a part: the parts published before it
         }
     )
     attempt = started.model_copy(

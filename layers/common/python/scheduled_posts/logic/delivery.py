@@ -212,17 +212,13 @@ class ChannelDeliverer:
             # What this channel publishes: the post with its variant (decision "A text per
             # channel: variants"), the same on every attempt.
             effective = effective_for(post, channel.channel_id)
-            media = post_media.resolve(
-                post.owner, list(effective.media_ids), channel.platform, self._media_lookup
+            media, parts = post_media.resolve_effective(
+                post.owner, effective, channel.platform, self._media_lookup
             )
-            parts, part_refusal = post_media.resolve_parts(
-                post.owner, effective.parts, channel.platform, self._media_lookup
-            )
-            refusal = media.refusal or part_refusal
-            if refusal is not None:
+            if media.refusal is not None:
                 # Never without its media (decision "Media are checked again before
                 # publishing"): the adapter is not called.
-                refused = DeliveryResult(outcome="failed", error=refusal)
+                refused = DeliveryResult(outcome="failed", error=media.refusal)
                 return outcomes.final(post, delivery, started, refused, self.clock.now())
             request = DeliveryRequest(
                 schedule_id=post.schedule_id,

@@ -32,6 +32,7 @@ from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.lifecycle.reasons import DeliveryError
 from scheduled_posts.models.post_fields import ID_PATTERN
 from scheduled_posts.models.thread import Part
+from scheduled_posts.models.variants import Effective
 from scheduled_posts.platforms.base import PublishedMedia, ThreadPart
 
 
@@ -110,3 +111,15 @@ def resolve_parts(
             ThreadPart(content=part.content, media_ids=tuple(part.media_ids), media=media.media)
         )
     return tuple(resolved), None
+
+
+def resolve_effective(
+    owner: str, effective: Effective, platform: str, lookup: Callable[[], MediaLookup]
+) -> tuple[PostMedia, tuple[ThreadPart, ...]]:
+    """Part 1's media (:func:`resolve`) and the thread's replies (:func:`resolve_parts`) of a
+    channel's effective post; the refusal of either is the returned ``PostMedia``'s."""
+    media = resolve(owner, list(effective.media_ids), platform, lookup)
+    parts, refusal = resolve_parts(owner, effective.parts, platform, lookup)
+    if media.refusal is None and refusal is not None:
+        return PostMedia(refusal=refusal), ()
+    return media, parts

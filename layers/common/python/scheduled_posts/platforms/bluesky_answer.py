@@ -16,7 +16,8 @@ from scheduled_posts.platforms.bluesky_client import (
     xrpc_error,
 )
 from scheduled_posts.platforms.bluesky_media import embedded_cids
-from scheduled_posts.platforms.http import HttpAnswer, answer_error
+from scheduled_posts.platforms.http import HttpAnswer
+from scheduled_posts.platforms.network_adapter import answer_error
 
 
 def record_uri(value: object, did: str, rkey: str) -> str:
