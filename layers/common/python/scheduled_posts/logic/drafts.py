@@ -31,7 +31,11 @@ from scheduled_posts.data.drafts import DraftStore
 from scheduled_posts.errors import StateConflictError, ValidationFailedError, VersionConflictError
 from scheduled_posts.logic import link_cards, post_checks, post_edits, post_reads, posts
 from scheduled_posts.logic.media_attach import attach_media
-from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
+from scheduled_posts.logic.network_rules import (
+    channel_errors,
+    composed_errors,
+    patched_channel_errors,
+)
 from scheduled_posts.logic.posting_queue import NEXT_FREE_SLOT
 from scheduled_posts.models.api import PostCreate, PostPatch
 from scheduled_posts.models.drafts import PostEditBody
@@ -72,19 +76,7 @@ def create_draft(
         The caller already has ``MAX_DRAFTS`` drafts (429).
     """
     now = deps.clock.now()
-    post_checks.raise_if(
-        channel_errors(
-            owner,
-            request.channel_ids,
-            channels=deps.channels,
-            content=request.content,
-            media_ids=request.media_ids,
-            media=deps.media,
-            variants=request.variants,
-            parts=request.parts or [],
-            first_comment=request.first_comment,
-        )
-    )
+    post_checks.raise_if(composed_errors(owner, request, channels=deps.channels, media=deps.media))
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
     draft = Post(

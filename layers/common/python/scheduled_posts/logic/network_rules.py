@@ -211,6 +211,25 @@ def channel_errors(
     return errors + not_ready + media_rule_violations(uploads, chosen, per_channel)
 
 
+def composed_errors(
+    owner: str, request: Any, *, channels: ChannelRepository, media: MediaRepository | None
+) -> list[dict[str, Any]]:
+    """:func:`channel_errors` of a create request (a post's, a draft's or a recurring
+    schedule's): its ``channel_ids``, ``content``, ``media_ids``, ``variants`` and, when it has
+    them, a thread's ``parts`` and ``first_comment``."""
+    return channel_errors(
+        owner,
+        request.channel_ids,
+        channels=channels,
+        content=request.content,
+        media_ids=request.media_ids,
+        media=media,
+        variants=request.variants,
+        parts=getattr(request, "parts", None) or [],
+        first_comment=getattr(request, "first_comment", None),
+    )
+
+
 def _part_media(
     owner: str,
     chosen: Sequence[Channel],

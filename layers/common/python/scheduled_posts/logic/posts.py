@@ -30,7 +30,7 @@ from scheduled_posts.errors import PostNotFoundError, ValidationFailedError
 from scheduled_posts.logic import link_cards
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.media_attach import attach_media
-from scheduled_posts.logic.network_rules import channel_errors
+from scheduled_posts.logic.network_rules import composed_errors
 from scheduled_posts.logic.post_checks import field_error, needs_marker, publish_at_errors, raise_if
 from scheduled_posts.logic.posting_queue import (
     NEXT_FREE_SLOT,
@@ -159,17 +159,7 @@ def _refusals(
     """The 422 entries of a create: its ``publish_at`` (None: a queued post, none) and its
     channels' rules on every part of each channel's effective post (``logic/network_rules.py``)."""
     when = [] if publish_at is None else publish_at_errors(publish_at, now, deps.settings)
-    return when + channel_errors(
-        owner,
-        request.channel_ids,
-        channels=deps.channels,
-        content=request.content,
-        media_ids=request.media_ids,
-        media=deps.media,
-        variants=request.variants,
-        parts=request.parts or [],
-        first_comment=request.first_comment,
-    )
+    return when + composed_errors(owner, request, channels=deps.channels, media=deps.media)
 
 
 def reserve_slot(request: PostCreate, owner: str, schedule_id: str, deps: PostDeps) -> datetime:

@@ -42,7 +42,10 @@ from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.materialize import MaterializeDeps
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.media_attach import attach_media
-from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
+from scheduled_posts.logic.network_rules import (
+    composed_errors,
+    patched_channel_errors,
+)
 from scheduled_posts.logic.post_checks import parse_if_match
 from scheduled_posts.logic.posts import Promoter
 from scheduled_posts.logic.series_reads import (  # noqa: F401  (api/ and logic/ read them here)
@@ -164,15 +167,7 @@ def create_series(
     settings, now = deps.settings, deps.clock.now()
     starts_at = request.starts_at or now
     checked_bounds(request, starts_at=starts_at, settings=settings)
-    errors = channel_errors(
-        owner,
-        request.channel_ids,
-        channels=deps.channels,
-        content=request.content,
-        media_ids=request.media_ids,
-        media=deps.media,
-        variants=request.variants,
-    )
+    errors = composed_errors(owner, request, channels=deps.channels, media=deps.media)
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the series' write

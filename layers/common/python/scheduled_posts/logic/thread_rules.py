@@ -8,7 +8,7 @@ the channel. An empty part or more than 25 parts are refused by the request mode
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from scheduled_posts.models.post import Channel
@@ -29,6 +29,17 @@ def _where(channel: Channel, index: int, total: int) -> str:
     return f"part {index + 2} of {total}, channel {channel.name} (channel_id {channel.channel_id})"
 
 
+def _threads(
+    channels: Iterable[Channel], effective: Mapping[str, Effective]
+) -> Iterator[tuple[Channel, Effective, list[Any], int]]:
+    """Each channel with a thread: ``(channel, its effective post, the parts' loc, parts in
+    all)``."""
+    for channel in channels:
+        found = effective.get(channel.channel_id)
+        if found is not None and found.parts:
+            yield channel, found, _parts_loc(found, channel.channel_id), 1 + len(found.parts)
+
+
 def part_length_errors(
     channels: Iterable[Channel], effective: Mapping[str, Effective]
 ) -> list[dict[str, Any]]:
@@ -36,11 +47,7 @@ def part_length_errors(
     channel's length rule (with the variant's ``spoiler_text`` counted on Mastodon), and one
     ``media_unsupported`` per part with media for a platform that cannot publish them."""
     errors: list[dict[str, Any]] = []
-    for channel in channels:
-        found = effective.get(channel.channel_id)
-        if found is None or not found.parts:
-            continue
-        loc, total = _parts_loc(found, channel.channel_id), 1 + len(found.parts)
+    for channel, found, loc, total in _threads(channels, effective):
         for i, part in enumerate(found.parts):
             for violation in check_length(
                 channel.platform, part.content, channel.limits, found.options
@@ -101,11 +108,7 @@ def part_media_errors(
     (``platforms/media_rules.py``); a part naming an id not in ``uploads`` is reported as
     ``media_not_ready`` at its index."""
     errors: list[dict[str, Any]] = []
-    for channel in channels:
-        found = effective.get(channel.channel_id)
-        if found is None or not found.parts:
-            continue
-        loc, total = _parts_loc(found, channel.channel_id), 1 + len(found.parts)
+    for channel, found, loc, total in _threads(channels, effective):
         rules = media_rules_of(channel.platform, channel.limits)
         for i, part in enumerate(found.parts):
             errors += _one_part_media(
