@@ -130,5 +130,10 @@ export class Api {
     }
     if (!response.ok) throw new ApiError(response.status, null, `The storage service refused the upload (HTTP ${response.status}).`);
   }
+  createImportUpload() { return this.request("POST", "/v1/imports/uploads"); }
+  createImport(body, key) {
+    return this.request("POST", "/v1/imports", { body, headers: key ? { "Idempotency-Key": key } : {} });
+  }
+  getImport(id) { return this.request("GET", `/v1/imports/${encodeURIComponent(id)}`); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }
