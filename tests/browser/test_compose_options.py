@@ -6,11 +6,14 @@ null``). Each test signs in as its own user."""
 
 from __future__ import annotations
 
+import io
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from playwright.sync_api import expect
 
 from local.bluesky import LocalPds
@@ -50,8 +53,20 @@ def _channels(stack: Stack, user: str, instance: str, standin: Any, pds: LocalPd
     return ids
 
 
-def test_network_options_per_channel_and_the_link_card_removed(
-    stack: Stack, open_page: Callable[..., Any], local_pds: LocalPds, site: LinkSite
+def _png(tmp_path: Path) -> Path:
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(buffer, format="PNG")
+    path = tmp_path / "red.png"
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def test_network_options_previews_and_the_link_card_removed(
+    stack: Stack,
+    open_page: Callable[..., Any],
+    local_pds: LocalPds,
+    site: LinkSite,
+    tmp_path: Path,
 ) -> None:
     standin = MastodonStandIn()
     with standin.serving() as instance:
@@ -74,6 +89,17 @@ def test_network_options_per_channel_and_the_link_card_removed(
         page.get_by_label("Languages of the text").fill("en, pt-BR")
         page.get_by_label("Extra hashtags").fill("#news, launch")
         expect(page.locator("#variant-fields")).to_contain_text("the service makes it")
+        # Then each network's preview shows the post as that network will
+        toot = page.get_by_role("region", name="Preview on Toots")
+        expect(toot).to_contain_text("Mastodon · Quiet public")
+        expect(toot.locator("summary")).to_contain_text("Long read")
+        expect(toot.get_by_text("Read the notes")).to_be_hidden()  # behind "Show more"
+        toot.locator("summary").click()
+        expect(toot.get_by_text("Read the notes")).to_be_visible()
+        skeet = page.get_by_role("region", name="Preview on Sky")
+        expect(skeet).to_contain_text("Bluesky · Languages: en, pt-BR")
+        expect(skeet).to_contain_text(f"A link card for {site.url('/launch')}")
+        expect(skeet).to_contain_text("Tags: #news #launch")
         _assert_accessible(page, "compose with network options")
         page.get_by_role("button", name="Schedule").click()
         expect(page.locator("#compose")).to_be_hidden()
@@ -94,15 +120,39 @@ def test_network_options_per_channel_and_the_link_card_removed(
         page.locator("#detail").get_by_role("button", name="Edit").click()
         expect(page.get_by_label("Visibility")).to_have_value("unlisted")
         expect(page.get_by_label("Extra hashtags")).to_have_value("news, launch")
-        card = page.locator(".link-card")
+        card = page.locator("#variant-fields .link-card")
         expect(card).to_contain_text("Launch notes")
         expect(card).to_contain_text("What is new this week")
+        skeet = page.get_by_role("region", name="Preview on Sky")
+        expect(skeet.locator(".preview-card")).to_contain_text("Launch notes")
         # When they remove the card and save, Then the post has no card and keeps its options
         card.get_by_role("button", name="Remove the link card").click()
         expect(card).to_contain_text("will be removed when you save")
+        expect(skeet.locator(".preview-card")).to_have_count(0)
         page.get_by_role("button", name="Save changes").click()
         expect(page.locator("#compose")).to_be_hidden()
         saved = api.request("GET", f"/v1/scheduled-posts/{post['schedule_id']}").body
         assert saved["link_card"] is None
         assert saved["variants"][sky]["tags"] == ["news", "launch"]
         assert saved["variants"][toots]["visibility"] == "unlisted"
+        # When they start a post with an image and alt text, Then both previews show it
+        page.get_by_role("button", name="New post").click()
+        page.get_by_label("Content").fill("A red square")
+        page.get_by_role("checkbox", name="Toots").check()
+        page.get_by_role("checkbox", name="Sky").check()
+        page.get_by_label("Add images").set_input_files(str(_png(tmp_path)))
+        expect(page.locator("#media-list li").first).to_contain_text("Ready", timeout=15_000)
+        alt = page.get_by_label("Alt text for red.png")
+        alt.fill("A red square on white")
+        alt.press("Tab")
+        for name in ("Toots", "Sky"):
+            region = page.get_by_role("region", name=f"Preview on {name}")
+            expect(region.get_by_role("img", name="A red square on white")).to_be_visible()
+            expect(region).to_contain_text("ALT: A red square on white")
+        expect(
+            page.get_by_role("region", name="Preview on Sky").locator(".preview-card")
+        ).to_have_count(0)
+        _assert_accessible(page, "compose previews with an image")
+        page.set_viewport_size({"width": 390, "height": 844})
+        assert page.locator("#compose").evaluate("(el) => el.scrollWidth <= el.clientWidth")
+        _assert_accessible(page, "compose previews at 390 px")

@@ -4,7 +4,8 @@ import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./cou
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
 import { loadDrafts, renderDrafts } from "./drafts.js";
-import { mediaIdsForPost, resetMedia } from "./media.js";
+import { mediaForPreview, mediaIdsForPost, resetMedia } from "./media.js";
+import { renderPreviews } from "./preview.js";
 import { linkCardBox, optionFields } from "./options.js";
 import * as t from "./time.js";
 
@@ -44,7 +45,7 @@ export function renderVariantFields() {
     const options = optionFields(channel, variants[id], updateCounts);
     if (!options) return [own];
     const card = channel.platform === "bluesky"
-      ? [h("h3", { class: "option-title" }, "Link card"), linkCardBox(linkCard, cardRemoved, () => { cardRemoved = !cardRemoved; renderVariantFields(); }, !state.editing)]
+      ? [h("h3", { class: "option-title" }, "Link card"), linkCardBox(linkCard, cardRemoved, () => { cardRemoved = !cardRemoved; renderVariantFields(); updateCounts(); }, !state.editing)]
       : [];
     const set = Object.entries(variants[id]).some(([k, v]) => v !== null && k !== "content" && k !== "media_ids" && k !== "language");
     return [own, h("details", { class: "variant options", open: Boolean(set || (card.length && linkCard)) },
@@ -92,7 +93,12 @@ export function updateCounts() {
     }
   }
   $("content-counts").replaceChildren(...items);
+  renderPreviews($("previews"), selectedChannels().map((id) => {
+    const channel = state.channels.find((c) => c.channel_id === id) || { name: id, channel_id: id };
+    return { channel, text: own[id] && own[id].trim() ? own[id] : text, options: variants[id] || {} };
+  }), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing });
 }
+$("media-list").addEventListener("media-changed", () => updateCounts());
 $("content").addEventListener("input", updateCounts);
 
 export function updatePublishHint() {
