@@ -6,20 +6,19 @@ null``). Each test signs in as its own user."""
 
 from __future__ import annotations
 
-import io
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 from playwright.sync_api import expect
 
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
 from tests.browser.conftest import Stack
 from tests.browser.test_calendar import _assert_accessible, _sign_in, _user
+from tests.browser.test_media_page import _png
 from tests.support.link_site import LinkSite, og_page
 
 pytestmark = pytest.mark.browser
@@ -51,14 +50,6 @@ def _channels(stack: Stack, user: str, instance: str, standin: Any, pds: LocalPd
         assert reply.status == 201, reply.body
         ids.append(str(reply.body["channel_id"]))
     return ids
-
-
-def _png(tmp_path: Path) -> Path:
-    buffer = io.BytesIO()
-    Image.new("RGB", (64, 48), (200, 30, 30)).save(buffer, format="PNG")
-    path = tmp_path / "red.png"
-    path.write_bytes(buffer.getvalue())
-    return path
 
 
 def test_network_options_previews_and_the_link_card_removed(
@@ -140,7 +131,7 @@ def test_network_options_previews_and_the_link_card_removed(
         page.get_by_label("Content").fill("A red square")
         page.get_by_role("checkbox", name="Toots").check()
         page.get_by_role("checkbox", name="Sky").check()
-        page.get_by_label("Add images").set_input_files(str(_png(tmp_path)))
+        page.get_by_label("Add images").set_input_files(str(_png(tmp_path)[0]))
         expect(page.locator("#media-list li").first).to_contain_text("Ready", timeout=15_000)
         alt = page.get_by_label("Alt text for red.png")
         alt.fill("A red square on white")
