@@ -256,7 +256,9 @@ def section(result: dict[str, Any]) -> str:
             table(
                 [
                     "rows",
-                    "submit → completed s",
+                    "status at the end",
+                    "rows done",
+                    "submit → completed (or timeout) s",
                     "rows/s",
                     "rows failed",
                     "distinct posts",
@@ -265,6 +267,8 @@ def section(result: dict[str, Any]) -> str:
                 [
                     [
                         lo["rows"],
+                        lo["status"] + (" (timed out)" if lo.get("timed_out") else ""),
+                        lo["rows_done"],
                         lo["submit_to_completed_s"],
                         lo["rows_per_s"],
                         lo["rows_failed"],
