@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench.import_cost import section as import_section
 from bench.report import REPO_ROOT, RESULTS_DIR, table
 
 DOCS = REPO_ROOT / "docs"
@@ -402,6 +403,7 @@ SECTIONS = (
     ("Sweep read amplification", "sweep_reads", sweep_section),
     ("Publish lag on the local stack", "local_lag", lag_section),
     ("Cold start and size", "cold_start", cold_section),
+    ("A 1,000-row import", "import_cost", import_section),
 )
 
 
