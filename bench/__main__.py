@@ -13,7 +13,7 @@ import traceback
 
 ORDER = (
     "sweeper_cpu", "capacity_sim", "cost", "sweep_reads", "cold_start", "local_lag", "series_cost",
-    "api_load",
+    "api_load", "import_cost",
 )  # fmt: skip
 QUICK_ARGS: dict[str, list[str]] = {
     "sweeper_cpu": ["--calls", "50"],
@@ -24,6 +24,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "local_lag": ["--burst", "20", "--spread", "40", "--spread-seconds", "30"],
     "series_cost": ["--days", "1"],
     "api_load": ["--clients", "4", "--seconds", "10"],
+    "import_cost": ["--rows", "50"],
 }
 
 

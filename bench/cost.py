@@ -11,8 +11,12 @@ by AWS's sizing rules. Posts are due two hours after creation (the common case: 
 sweeper, not promoted by the API).
 
 Per post, the bill is: the API Gateway request, the API and worker Lambda invocations and their
-GB-seconds (duration *modelled* as ``calls x ASSUMED_CALL_SECONDS + webhook time``: moto's
-timings are not AWS's), the DynamoDB units measured per phase, and the SQS requests: the
+GB-seconds (the API's duration *modelled* as ``calls x ASSUMED_CALL_SECONDS`` plus overhead:
+moto's timings are not AWS's; a worker batch's as its slowest record's wait, ``calls x
+ASSUMED_CALL_SECONDS + ASSUMED_WEBHOOK_SECONDS``, since the records run on threads, plus the
+batch's own CPU, *measured* by ``bench/worker_cpu.py`` and stretched by the memory's share of a
+vCPU; priced at ``WORKER_MEMORY_MB`` and at each of ``WORKER_MEMORY_OPTIONS``), the DynamoDB
+units measured per phase, and the SQS requests: the
 sweeper's sends (measured) plus the event source mapping's ReceiveMessage and
 DeleteMessageBatch per worker batch (what Lambda does; the driver's own calls are not billed).
 Sweeps and watchdog runs happen every minute whatever the load: they are reported as a fixed
@@ -50,6 +54,7 @@ from bench.meter import Meter
 from bench.prices import PRICES, PRICES_TAKEN
 from bench.report import table, write_result
 from bench.units import read_units, write_units
+from bench.worker_cpu import WorkerCpu
 
 START = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 #: Seconds one AWS SDK call is assumed to take inside Lambda (for GB-seconds only).
@@ -59,6 +64,12 @@ ASSUMED_WEBHOOK_SECONDS = 0.200
 #: Seconds of Python work per invocation besides calls (assumed).
 ASSUMED_OVERHEAD_SECONDS = 0.005
 LAMBDA_MEMORY_GB = 0.5  # infra/config.py memory_mb default 512
+#: The worker's memory as deployed (``infra/config.py`` ``memory_mb``), and the sizes the model
+#: also prices; one vCPU at 1,769 MB, a proportional share below (Lambda Developer Guide,
+#: "Configure Lambda function memory").
+WORKER_MEMORY_MB = 512
+WORKER_MEMORY_OPTIONS = (128, 256, 512, 1024, 1769)
+FULL_VCPU_MB = 1769
 MINUTES_PER_MONTH = 43_200
 PENDING_POSTS = 100_000
 POSTS_PER_MONTH = 1_000_000
@@ -101,6 +112,9 @@ class Counted:
     relay_invocations: int = 0
     #: The uploads' probe timings and image size (``media_cost.Uploader.stats``), media runs only.
     media: dict[str, Any] | None = None
+    #: The worker's own CPU seconds over the run (``bench/worker_cpu.py``: moto's and the
+    #: receiver's excluded).
+    worker_cpu_seconds: float = 0.0
 
 
 def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False) -> Counted:
@@ -131,11 +145,13 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
     from tests.support.receiver import FakeReceiver
 
     meter = Meter()
+    cpu = WorkerCpu()
     invocations: dict[str, int] = {"api": 0, "sweep": 0, "worker": 0, "watchdog": 0}
     with (
         time_machine.travel(START, tick=False) as traveller,
         mock_aws(),
         meter.installed(),
+        cpu.moto_excluded(),
     ):
         clock = SimClock(traveller)
         aws_clients.reset_clients()
@@ -143,6 +159,7 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
         aws = create_resources(prefix="cost")
         settings = aws.settings
         receiver = FakeReceiver(clock)
+        receiver.answer = cpu.excluding(receiver.answer)  # type: ignore[method-assign]
         uploader = Uploader(meter, settings.MEDIA_BUCKET_NAME) if media else None
         install_api(settings, clock, promoter=make_promoter(settings, clock))
         store = PostStore(settings.POSTS_TABLE_NAME)
@@ -188,7 +205,7 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
             meter.phase = "worker"
             invocations["worker"] += 1
             try:
-                return worker_handler(event, context)
+                return cpu.measure(lambda: worker_handler(event, context))
             finally:
                 meter.phase = "esm"
 
@@ -301,6 +318,7 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
         bus_events=bus_events,
         relay_invocations=invocations.get("relay", 0),
         media=uploader.stats() if uploader else None,
+        worker_cpu_seconds=cpu.seconds,
     )
 
 
@@ -332,6 +350,16 @@ def _lambda_cost(invocations: float, seconds_each: float) -> float:
     )
 
 
+def _worker_cost(per: dict[str, float], posts_per_batch: float, memory_mb: int) -> float:
+    """The worker's Lambda dollars per post at ``memory_mb``: requests, and GB-seconds of a
+    batch lasting its slowest record's wait plus the batch's CPU at the memory's vCPU share."""
+    share = min(1.0, memory_mb / FULL_VCPU_MB)
+    batch_seconds = per["worker_wait_seconds"] + posts_per_batch * per["worker_cpu_seconds"] / share
+    return PRICES["lambda_request"].cost(per["worker_invocations"]) + PRICES[
+        "lambda_gb_s_arm64"
+    ].cost(per["worker_invocations"] * batch_seconds * memory_mb / 1024)
+
+
 def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
     """Per-post quantities and dollars per million posts for this service (from a run)."""
     u = c.meter.usage
@@ -357,9 +385,15 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
     sqs += per["esm_sqs_requests"]
     api_seconds = per["create_dynamodb_calls"] * ASSUMED_CALL_SECONDS + ASSUMED_OVERHEAD_SECONDS
     worker_calls = per["worker_dynamodb_calls"] + per["worker_sqs_requests"]
-    worker_seconds_per_post = (
-        worker_calls * ASSUMED_CALL_SECONDS + ASSUMED_WEBHOOK_SECONDS + ASSUMED_OVERHEAD_SECONDS
-    )
+    # A batch's records run on threads (``concurrent_batch.py``): their waits overlap, their
+    # CPU does not (one GIL, a share of one vCPU). Wait: the slowest record's AWS calls and
+    # webhook; CPU: measured (``bench/worker_cpu.py``), stretched by the memory's vCPU share.
+    per["worker_cpu_seconds"] = c.worker_cpu_seconds / n
+    per["worker_wait_seconds"] = worker_calls * ASSUMED_CALL_SECONDS + ASSUMED_WEBHOOK_SECONDS
+    posts_per_batch = n / max(1, worker_batches)
+    worker_by_memory = {
+        mb: round(_worker_cost(per, posts_per_batch, mb) * 1e6, 3) for mb in WORKER_MEMORY_OPTIONS
+    }
     # The outbox (decisions X1-X3): no unit on the post's own write path (the stream is read,
     # not written); the relay writes a trail and a feed item per event and updates the owner's
     # counter per record, and reads twice per record (decisions, "Feed positions").
@@ -375,10 +409,7 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
     dollars = {
         "api_gateway": PRICES["http_api_request"].cost(million),
         "lambda": _lambda_cost(million, api_seconds)
-        + _lambda_cost(
-            per["worker_invocations"] * million,
-            worker_seconds_per_post * n / max(1, worker_batches),
-        ),
+        + _worker_cost(per, posts_per_batch, WORKER_MEMORY_MB) * million,
         "dynamodb": PRICES["dynamodb_write_unit"].cost((wu + wu_with_feed) * million)
         + PRICES["dynamodb_read_unit"].cost((ru + per["relay_read_units"]) * million),
         "outbox": PRICES["eventbridge_custom_event"].cost(per["bus_events"] * million)
@@ -404,6 +435,7 @@ def service_cost(c: Counted, batch_size: int) -> dict[str, Any]:
         "read_units_per_post": round(ru, 3),
         "sqs_requests_per_post": round(sqs, 3),
         "usd_per_million_posts": {k: round(v, 2) for k, v in dollars.items()},
+        "worker_usd_per_million_by_memory_mb": worker_by_memory,
         "fixed_usd_per_month": round(idle_minute * MINUTES_PER_MONTH, 2),
         "fixed_note": "sweeper + watchdog once a minute (Lambda at 0.1 s each, Scheduler, "
         "idle reads measured); excludes the event source mapping's idle long polls",
@@ -554,6 +586,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"{per['relay_write_units']} WCU and {per['relay_read_units']} RCU of the feed, "
           f"{per['relay_invocations']} relay invocations, "
           f"{per['stream_read_requests']} stream reads (free for Lambda triggers)")  # fmt: skip
+    print("worker $ per 1M posts by memory (MB): " + ", ".join(
+        f"{mb}: {usd}" for mb, usd in ours["worker_usd_per_million_by_memory_mb"].items()
+    ) + f" (own CPU {per['worker_cpu_seconds'] * 1000:.1f} ms/post, this machine)")  # fmt: skip
     if args.media:
         _print_media(payload["media"])  # type: ignore[arg-type]
     print(f"\nwrote {path} ({payload['wall_seconds']} s)")

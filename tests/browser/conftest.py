@@ -28,7 +28,9 @@ from local.token import make_token
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 JWT_SECRET = "browser-tests-secret-long-enough-for-hs256"
-START_TIMEOUT = 60.0
+#: Seconds for the stack to print its ready line: about 10 s alone, over 60 s on a loaded
+#: 2-core machine shared with other test runs.
+START_TIMEOUT = 150.0
 STOP_TIMEOUT = 15.0
 
 

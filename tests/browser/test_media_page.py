@@ -71,6 +71,16 @@ def test_upload_a_png_with_alt_text_and_publish_it_to_a_webhook(
         assert [(m["alt_text"], m["sha256"]) for m in delivery.media] == [
             ("A red square on white", hashlib.sha256(data).hexdigest())
         ]
+        # And the post's detail lists the image with its alt text, and the channel's status
+        day.locator(".post").first.get_by_role("button").click()
+        detail = page.locator("#detail")
+        expect(detail.locator(".detail-media li")).to_have_text(
+            "image/png, 64\u00d748 \u2014 Alt text: A red square on white"
+        )
+        expect(detail.get_by_role("row", name=re.compile("^Blog hook"))).to_contain_text(
+            "Published"
+        )
+        _assert_accessible(page, "post detail with media")
     finally:
         receiver.stop()
 

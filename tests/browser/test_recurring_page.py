@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -103,3 +103,98 @@ def test_week_shows_every_occurrence_past_the_materialization_horizon_as_planned
     horizon = datetime.now(UTC) + timedelta(days=2)
     posts = api.request("GET", "/v1/scheduled-posts").body["items"]
     assert all(datetime.fromisoformat(p["publish_at"]) <= horizon for p in posts)
+
+
+def _month_cells(page: Any, api: Any, series_id: str, zone: str, month: date) -> int:
+    """Check that every occurrence of the series in the month view of ``month`` is drawn on
+    its local day at its local time; return how many there were."""
+    expect(page.locator("#range-title")).to_have_text(f"{month:%B %Y}")
+    dates = page.locator("li.day").evaluate_all("(els) => els.map((e) => e.dataset.date)")
+    occurrences = api.request(
+        "GET", f"/v1/recurring-schedules/{series_id}/occurrences?limit=60"
+    ).body["items"]
+    seen = 0
+    for occurrence in occurrences:
+        local = datetime.fromisoformat(occurrence["occurrence_at"]).astimezone(ZoneInfo(zone))
+        if local.date().isoformat() not in dates:
+            continue
+        day = page.locator(f'li.day[data-date="{local.date().isoformat()}"]')
+        expect(day.locator(".post", has_text=local.strftime("%H:%M"))).to_have_count(1)
+        seen += 1
+    return seen
+
+
+def test_create_a_new_york_series_see_it_across_the_month_then_edit_it_to_a_cron_rule(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a creator in Berlin with a channel, creating a Mon/Thu 09:30 New York series
+    user = _user()
+    _channel(stack, user)
+    api = stack.client(user)
+    page = open_page("Europe/Berlin")
+    _sign_in(page, user)
+    page.get_by_role("button", name="Recurring").click()
+    form = page.locator("#series-form")
+    form.get_by_label("Text of each post").fill("Weekly digest")
+    form.get_by_label("Blog hook").check()
+    form.get_by_label("Time zone").select_option("America/New_York")
+    form.get_by_label("Mon").check()
+    form.get_by_label("Thu").check()
+    form.get_by_label("Times").fill("09:30")
+    # Then the rule is said in plain words, and the preview is in Berlin time
+    expect(form.locator("#series-summary")).to_have_text(
+        "Every Monday and Thursday at 09:30, New York time (America/New_York)."
+    )
+    form.get_by_role("button", name="Preview").click()
+    items = form.locator("#series-preview-list time")
+    expect(items).to_have_count(5)
+    for n in range(5):
+        at = datetime.fromisoformat(str(items.nth(n).get_attribute("datetime")))
+        berlin = at.astimezone(ZoneInfo("Europe/Berlin"))
+        assert at.astimezone(ZoneInfo("America/New_York")).strftime("%a %H:%M") in (
+            "Mon 09:30",
+            "Thu 09:30",
+        )
+        expect(items.nth(n)).to_have_text(
+            re.compile(
+                rf"^{berlin:%a}, .*, {berlin:%H:%M} \(UTC\+0[12]:00\) — 09:30 in America/New_York$"
+            )
+        )
+    _assert_accessible(page, "recurring form with a preview")
+    form.get_by_role("button", name="Create schedule").click()
+    row = page.get_by_role("row", name=re.compile("Weekly digest"))
+    expect(row).to_contain_text("Mon, Thu at 09:30 (America/New_York)")
+    series_id = api.request("GET", "/v1/recurring-schedules").body["items"][0]["series_id"]
+    # When they look at this month and the next, Then every occurrence is on its Berlin day
+    this_month = datetime.now(ZoneInfo("Europe/Berlin")).date().replace(day=1)
+    next_month = (this_month + timedelta(days=32)).replace(day=1)
+    page.get_by_role("button", name="Month").click()
+    _month_cells(page, api, series_id, "Europe/Berlin", this_month)
+    page.get_by_role("button", name="Next").click()
+    assert _month_cells(page, api, series_id, "Europe/Berlin", next_month) >= 8
+    # When they edit it to a cron rule at 11:00 with new text
+    page.get_by_role("button", name="Recurring").click()
+    page.get_by_role("button", name="Edit Weekly digest").click()
+    expect(form.get_by_role("heading")).to_have_text('Edit "Weekly digest"')
+    expect(form.get_by_label("Times")).to_have_value("09:30")
+    form.get_by_label("Text of each post").fill("Edited digest")
+    form.get_by_label("Cron rule", exact=True).check()
+    form.get_by_label("Cron rule (five fields)").fill("0 11 * * 1,4")
+    expect(form.locator("#series-summary")).to_have_text(
+        "Every Monday and Thursday at 11:00, New York time (America/New_York)."
+    )
+    _assert_accessible(page, "recurring form, editing")
+    form.get_by_role("button", name="Save changes").click()
+    # Then the API holds the new rule and text, and the calendar follows
+    row = page.get_by_role("row", name=re.compile("Edited digest"))
+    expect(row).to_contain_text("cron 0 11 * * 1,4 (America/New_York)")
+    series = api.request("GET", f"/v1/recurring-schedules/{series_id}").body
+    assert (series["cron"], series["slots"], series["content"]) == (
+        "0 11 * * 1,4",
+        None,
+        "Edited digest",
+    )
+    page.get_by_role("button", name="Month").click()
+    expect(page.locator("li.day .post", has_text="Edited digest").first).to_be_visible()
+    assert _month_cells(page, api, series_id, "Europe/Berlin", next_month) >= 8
+    expect(page.locator("li.day .post", has_text="Weekly digest")).to_have_count(0)

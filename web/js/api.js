@@ -95,6 +95,9 @@ export class Api {
   listSeries() { return this.request("GET", "/v1/recurring-schedules?limit=100").then((r) => r.items); }
   previewSeries(body) { return this.request("POST", "/v1/recurring-schedules/preview", { body }); }
   createSeries(body, key) { return this.request("POST", "/v1/recurring-schedules", { body, headers: { "Idempotency-Key": key } }); }
+  updateSeries(id, version, body) {
+    return this.request("PATCH", `/v1/recurring-schedules/${encodeURIComponent(id)}`, { body, headers: { "If-Match": `"${version}"` } });
+  }
   seriesAction(id, version, action) {
     return this.request("POST", `/v1/recurring-schedules/${encodeURIComponent(id)}/${action}`, { headers: { "If-Match": `"${version}"` } });
   }
@@ -130,5 +133,10 @@ export class Api {
     }
     if (!response.ok) throw new ApiError(response.status, null, `The storage service refused the upload (HTTP ${response.status}).`);
   }
+  createImportUpload() { return this.request("POST", "/v1/imports/uploads"); }
+  createImport(body, key) {
+    return this.request("POST", "/v1/imports", { body, headers: key ? { "Idempotency-Key": key } : {} });
+  }
+  getImport(id) { return this.request("GET", `/v1/imports/${encodeURIComponent(id)}`); }
   deleteChannel(id) { return this.request("DELETE", `/v1/channels/${encodeURIComponent(id)}`); }
 }

@@ -34,6 +34,7 @@ export function setView(view) {
   $("channels").hidden = view !== "channels";
   $("recurring").hidden = view !== "recurring";
   $("drafts").hidden = view !== "drafts";
+  $("imports").hidden = view !== "imports";
   $("account-view").hidden = view !== "account-view";
   if (calendar) refresh();
   else if (view === "channels") {
@@ -46,6 +47,8 @@ export function setView(view) {
   } else if (view === "recurring") {
     renderSeries();
     loadSeries().then(() => { if (state.view === "recurring") renderSeries(); });
+  } else if (view === "imports") {
+    // Nothing to load: the view shows the file last checked or imported.
   } else {
     renderAccount();
     loadAccount().then(() => { if (state.view === "account-view") renderAccount(); });

@@ -4,7 +4,9 @@ import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./cou
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
 import { loadDrafts, renderDrafts } from "./drafts.js";
-import { mediaIdsForPost, resetMedia } from "./media.js";
+import { mediaForPreview, mediaIdsForPost, resetMedia } from "./media.js";
+import { renderPreviews } from "./preview.js";
+import { linkCardBox, optionFields } from "./options.js";
 import * as t from "./time.js";
 
 export function renderChannelOptions(selected) {
@@ -22,19 +24,32 @@ export function renderChannelOptions(selected) {
 
 /** The variants being edited: {channel_id: variant} (the post's own, kept whole). */
 let variants = {};
+/** The post's frozen Bluesky link card (null: none) and whether the creator removed it. */
+let linkCard = null;
+let cardRemoved = false;
 
-/** One "Own text for <channel>" field per chosen channel, open when it has a text. */
+/** Per chosen channel: "Own text for <channel>" (open when it has a text) and, for a network,
+ * "Options for <channel>" (its network options; Bluesky's also the link card). */
 export function renderVariantFields() {
   const typed = currentVariantTexts();
-  const fields = selectedChannels().map((id) => {
-    const channel = state.channels.find((c) => c.channel_id === id) || { name: id };
+  const fields = selectedChannels().flatMap((id) => {
+    const channel = state.channels.find((c) => c.channel_id === id) || { name: id, channel_id: id };
     const text = typed[id] ?? (variants[id] && variants[id].content) ?? "";
     const area = h("textarea", { id: `variant-${id}`, rows: "3", "data-channel-id": id, "aria-label": `Own text for ${channel.name}` });
     area.value = text;
     area.addEventListener("input", updateCounts);
-    return h("details", { class: "variant", open: Boolean(text) },
+    const own = h("details", { class: "variant", open: Boolean(text) },
       h("summary", {}, `Own text for ${channel.name}`),
       h("p", { class: "hint" }, "Leave empty to publish the main text on this channel."), area);
+    variants[id] = variants[id] || {};
+    const options = optionFields(channel, variants[id], updateCounts);
+    if (!options) return [own];
+    const card = channel.platform === "bluesky"
+      ? [h("h3", { class: "option-title" }, "Link card"), linkCardBox(linkCard, cardRemoved, () => { cardRemoved = !cardRemoved; renderVariantFields(); updateCounts(); }, !state.editing)]
+      : [];
+    const set = Object.entries(variants[id]).some(([k, v]) => v !== null && k !== "content" && k !== "media_ids" && k !== "language");
+    return [own, h("details", { class: "variant options", open: Boolean(set || (card.length && linkCard)) },
+      h("summary", {}, `Options for ${channel.name}`), ...options, ...card)];
   });
   $("variant-fields").replaceChildren(...fields);
 }
@@ -78,7 +93,12 @@ export function updateCounts() {
     }
   }
   $("content-counts").replaceChildren(...items);
+  renderPreviews($("previews"), selectedChannels().map((id) => {
+    const channel = state.channels.find((c) => c.channel_id === id) || { name: id, channel_id: id };
+    return { channel, text: own[id] && own[id].trim() ? own[id] : text, options: variants[id] || {} };
+  }), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing });
 }
+$("media-list").addEventListener("media-changed", () => updateCounts());
 $("content").addEventListener("input", updateCounts);
 
 export function updatePublishHint() {
@@ -141,7 +161,9 @@ export function openCompose(post = null) {
   clearErrors("compose-error", "content-error", "publish-error", "channels-error", "variants-error", "language-error");
   $("content").value = post ? post.content : "";
   $("language").value = post && post.language ? post.language : "";
-  variants = post ? { ...post.variants } : {};
+  variants = post ? structuredClone(post.variants || {}) : {};
+  linkCard = post ? post.link_card || null : null;
+  cardRemoved = false;
   resetMedia(post ? post.media_ids : []);
   $("variant-fields").replaceChildren();
   const at = post && post.publish_at ? Date.parse(post.publish_at) : Math.ceil((Date.now() + 60 * 60_000) / 300_000) * 300_000;
@@ -171,7 +193,7 @@ export function publishInstant() {
 }
 
 export function showFieldErrors(err) {
-  const map = { media_ids: "media-error", content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
+  const map = { link_card: "variants-error", media_ids: "media-error", content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
   let placed = false;
   for (const [field, msg] of Object.entries(err.fields)) {
     const target = map[field];
@@ -203,6 +225,7 @@ $("compose-form").addEventListener("submit", async (ev) => {
   if (when !== "draft") body.publish_at = words[when] || t.toUtc(instant); // no publish_at: a draft
   const language = $("language").value.trim();
   if (language) body.language = language;
+  if (state.editing && cardRemoved) body.link_card = null;
   $("schedule").disabled = true;
   try {
     if (when === "draft" && !state.editing) {

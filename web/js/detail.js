@@ -54,15 +54,64 @@ function historyItem({ event }) {
     h("span", { class: "history-type" }, what), channel, why ? `: ${why}` : "");
 }
 
+// The post's uploads as the API describes them (GET /v1/media/{id}), read once per detail.
+const mediaCache = new Map();
+
+async function mediaOf(post) {
+  const ids = [...new Set([...post.media_ids, ...post.deliveries.flatMap((d) => d.media_ids || [])])];
+  return Promise.all(ids.map(async (id) => {
+    if (!mediaCache.has(id)) {
+      try { mediaCache.set(id, await state.api.getMedia(id)); } catch { return { media_id: id, missing: true }; }
+    }
+    return mediaCache.get(id);
+  }));
+}
+
+function mediaItem(m) {
+  if (m.missing) return h("li", {}, `${m.media_id}: no longer held by the service`);
+  const size = m.width ? `, ${m.width}\u00d7${m.height}` : "";
+  return h("li", {}, h("span", {}, `${m.content_type || "media"}${size}`), " \u2014 ",
+    m.alt_text ? h("span", {}, "Alt text: ", h("q", {}, m.alt_text)) : h("span", { class: "error" }, "No alt text"));
+}
+
+/** What a channel publishes when it differs from the post: its own text, media, options. */
+function channelSpecifics(post, d) {
+  const bits = [];
+  if (d.content && d.content !== post.content) bits.push(`Own text: "${firstLine(d.content)}"`);
+  if (d.media_ids && JSON.stringify(d.media_ids) !== JSON.stringify(post.media_ids)) bits.push(`${d.media_ids.length} own media`);
+  const o = d.options || {};
+  if (o.visibility) bits.push(`visibility ${o.visibility}`);
+  if (o.spoiler_text) bits.push(`content warning "${o.spoiler_text}"`);
+  if (o.sensitive) bits.push("sensitive media");
+  if (o.langs) bits.push(`languages ${o.langs.join(", ")}`);
+  if (o.tags) bits.push(`tags ${o.tags.map((x) => `#${x}`).join(" ")}`);
+  return bits.length ? bits.join("; ") : "The post as written";
+}
+
+function linkCell(d) {
+  if (d.remote_url) return h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, `View on ${channelName(d.channel_id)}`);
+  if (d.remote_id) return d.remote_id;
+  return d.planned_remote_url ? h("span", { class: "hint" }, `Will be ${d.planned_remote_url}`) : "\u2014";
+}
+
+function deliveryStatus(d) {
+  const when = (iso) => h("time", { datetime: iso }, t.describe(Date.parse(iso), zone));
+  return [badge(d.status),
+    d.next_attempt_at ? h("span", { class: "hint" }, " next try ", when(d.next_attempt_at)) : null,
+    d.verification ? h("span", { class: "error" }, ` ${d.verification === "missing" ? "no longer on the network" : "changed on the network"}`) : null];
+}
+
 export async function loadDetail(id, { keepFocus = false } = {}) {
   let post;
   let attempts = [];
   let events = [];
+  let media = [];
   try {
     post = await state.api.getPost(id);
-    [attempts, events] = await Promise.all([
+    [attempts, events, media] = await Promise.all([
       state.api.attempts(id).then((r) => r.items),
       state.api.events(id).then((r) => r.items),
+      mediaOf(post),
     ]);
   } catch (err) {
     if (!keepFocus) $("detail-error").textContent = problemText(err);
@@ -75,9 +124,10 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
   const at = Date.parse(post.publish_at);
   const rows = post.deliveries.map((d) => h("tr", {},
     h("th", { scope: "row" }, channelName(d.channel_id)),
-    h("td", { "data-label": "Status" }, badge(d.status)),
+    h("td", { "data-label": "Status" }, deliveryStatus(d)),
     h("td", { "data-label": "Attempts" }, String(d.attempts)),
-    h("td", { "data-label": "Link" }, d.remote_url ? h("a", { href: d.remote_url, target: "_blank", rel: "noopener noreferrer" }, "View post") : (d.remote_id || "\u2014")),
+    h("td", { "data-label": "Link" }, linkCell(d)),
+    h("td", { "data-label": "Publishes" }, channelSpecifics(post, d)),
     h("td", { "data-label": "Last error" }, d.last_error || "\u2014")));
   const attemptRows = attempts.map((a) => h("tr", {},
     h("td", { "data-label": "Attempt" }, String(a.attempt)),
@@ -85,7 +135,8 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
     h("td", { "data-label": "Started" }, h("time", { datetime: a.started_at }, t.describe(Date.parse(a.started_at), zone))),
     h("td", { "data-label": "Outcome" }, a.outcome),
     h("td", { "data-label": "HTTP" }, a.http_status == null ? "\u2014" : String(a.http_status)),
-    h("td", { "data-label": "Error" }, a.error || "\u2014")));
+    h("td", { "data-label": "Error" }, a.error || "\u2014",
+      a.remote_url ? [" ", h("a", { href: a.remote_url, target: "_blank", rel: "noopener noreferrer" }, `View attempt ${a.attempt}'s post`)] : null)));
   $("detail-body").replaceChildren(...[
     h("h2", { id: "detail-title" }, "Post ", badge(post.status)),
     post.series_id ? h("p", { class: "recurring" }, "\u27F3 An occurrence of a recurring schedule.") : null,
@@ -96,9 +147,15 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
       h("dt", {}, "Content"), h("dd", { class: "content" }, post.content)),
     h("h3", {}, "Channels"),
     h("table", { class: "list" },
-      h("thead", {}, h("tr", {}, ["Channel", "Status", "Attempts", "Link", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Channel", "Status", "Attempts", "Link", "Publishes", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, rows)),
-    h("h3", {}, "Attempts"),
+    h("h3", {}, "Media"),
+    media.length ? h("ul", { class: "history detail-media" }, media.map(mediaItem)) : h("p", {}, "No media."),
+    post.link_card ? [h("h3", {}, "Bluesky link card"), h("div", { class: "link-card" },
+      h("p", { class: "link-card-title" }, post.link_card.title || post.link_card.uri),
+      post.link_card.description ? h("p", { class: "hint" }, post.link_card.description) : null,
+      h("p", { class: "hint" }, post.link_card.uri))] : null,
+    h("h3", {}, "Attempts (numbered per channel, as the service numbers them)"),
     attempts.length
       ? h("table", { class: "list" },
         h("thead", {}, h("tr", {}, ["#", "Channel", "Started", "Outcome", "HTTP", "Error"].map((c) => h("th", { scope: "col" }, c)))),
@@ -106,7 +163,7 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
       : h("p", {}, "No attempts yet."),
     h("h3", {}, "History"),
     events.length ? h("ol", { class: "history" }, events.map(historyItem)) : h("p", {}, "No events yet."),
-  ].filter(Boolean));
+  ].flat().filter(Boolean));
   const scheduled = post.status === "scheduled";
   $("detail-edit").hidden = !scheduled;
   $("detail-cancel").hidden = !scheduled;

@@ -7,6 +7,7 @@ import { setView, startPolling, stopPolling } from "./calendar.js";
 import { loadChannels } from "./channels.js";
 import "./compose.js";
 import "./detail.js";
+import "./imports.js";
 import { $, say, state, zone } from "./shared.js";
 import * as t from "./time.js";
 

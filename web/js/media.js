@@ -14,6 +14,7 @@ async function sha256Hex(file) {
 }
 
 function render() {
+  $("media-list").dispatchEvent(new Event("media-changed"));
   $("media-list").replaceChildren(...items.map((item) => {
     const alt = h("input", { type: "text", maxlength: "2000", "aria-label": `Alt text for ${item.name}`, placeholder: "Describe the image for people who cannot see it" });
     alt.value = item.alt_text || "";
@@ -33,13 +34,25 @@ async function saveAlt(item, text) {
   try {
     const saved = await state.api.updateMedia(item.media_id, { alt_text: text.trim() || null });
     item.alt_text = saved.alt_text || "";
+    $("media-list").dispatchEvent(new Event("media-changed"));
   } catch (err) {
     $("media-error").textContent = `Alt text for ${item.name}: ${problemText(err)}`;
   }
 }
 
+/** A chosen image as a data: URL for the previews (the page's CSP allows data: images, not blob:). */
+function thumbnail(item, file) {
+  const reader = new FileReader();
+  reader.onload = () => {
+    item.url = String(reader.result);
+    $("media-list").dispatchEvent(new Event("media-changed"));
+  };
+  reader.readAsDataURL(file);
+}
+
 async function upload(file) {
-  const item = { key: nextKey++, name: file.name, media_id: null, status: "uploading", alt_text: "", note: "" };
+  const item = { key: nextKey++, name: file.name, media_id: null, status: "uploading", alt_text: "", note: "", url: null, content_type: file.type };
+  if (file.type.startsWith("image/")) thumbnail(item, file);
   items.push(item);
   render();
   try {
@@ -74,6 +87,7 @@ export async function resetMedia(mediaIds = []) {
       const media = await state.api.getMedia(id);
       item.alt_text = media.alt_text || "";
       item.note = media.content_type || "";
+      item.content_type = media.content_type;
     } catch { /* an upload the post names but the service forgot: the post's problem will say */ }
   }
   render();
@@ -90,4 +104,11 @@ export function mediaIdsForPost() {
     return null;
   }
   return items.map((x) => x.media_id);
+}
+
+/** The dialog's media for the previews: [{name, url (a data: URL of a chosen image, else
+ * null: a data: URL of a chosen image), alt_text, content_type}], refused and failed uploads left out. */
+export function mediaForPreview() {
+  return items.filter((x) => x.status === "ready" || x.status === "uploading")
+    .map(({ name, url, alt_text, content_type }) => ({ name, url, alt_text, content_type }));
 }

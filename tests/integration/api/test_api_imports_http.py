@@ -188,3 +188,32 @@ def test_post_import_of_an_uploaded_file_reads_it_and_a_missing_upload_is_422(
     assert missing.json["errors"][0]["type"] == "not_uploaded"
     both = alice.post("/v1/imports", {"upload_id": upload_id, "content": "x"})
     assert both.status == 422, both.json
+
+
+def test_post_import_key_reused_with_another_file_is_422_naming_the_key_and_changes_nothing(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    first = alice.post("/v1/imports", {"content": _csv(3)}, headers={"Idempotency-Key": "april"})
+    assert first.status == 202, first.json
+    queued = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
+    key = import_object_key("alice", first.json["import_id"])
+    kept = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+
+    other = alice.post("/v1/imports", {"content": _csv(4)}, headers={"Idempotency-Key": "april"})
+    assert other.status == 422, other.json
+    error = other.json["errors"][0]
+    assert (error["loc"], error["type"]) == (
+        ["header", "Idempotency-Key"],
+        "idempotency_key_reused",
+    )
+    assert "'april'" in other.json["detail"]
+    assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []  # no chunk queued
+    assert boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read() == kept
+    assert alice.get(f"/v1/imports/{first.json['import_id']}").json["rows_total"] == 3
+
+    _feed(aws, queued)  # the first import runs as it would have: its 3 rows, no more
+    done = alice.get(f"/v1/imports/{first.json['import_id']}").json
+    assert (done["status"], done["rows_done"]) == ("completed", 3)
+    same = alice.post("/v1/imports", {"content": _csv(3)}, headers={"Idempotency-Key": "april"})
+    assert (same.status, same.json["import_id"]) == (202, first.json["import_id"])

@@ -19,7 +19,7 @@ from scheduled_posts.api_app import ApiDependencies
 from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import ImportNotFoundError, ValidationFailedError
 from scheduled_posts.logic.import_file import MAX_IMPORT_BYTES, ImportFileError
-from scheduled_posts.logic.import_runs import Started, submit_import
+from scheduled_posts.logic.import_runs import ImportKeyReusedError, Started, submit_import
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.imports import (
     ImportCheck,
@@ -118,6 +118,17 @@ def create_import(
         loc = ["body", "content"] + ([f"line {exc.line}"] if exc.line else [])
         raise ValidationFailedError(
             "the file cannot be imported", [{"loc": loc, "msg": exc.message, "type": exc.kind}]
+        ) from exc
+    except ImportKeyReusedError as exc:  # the shape of the API's other reused keys (problems.py)
+        raise ValidationFailedError(
+            f"Idempotency-Key {exc.key!r} was already used with a different file",
+            [
+                {
+                    "loc": ["header", "Idempotency-Key"],
+                    "msg": f"{exc.key!r} already names an import of another file",
+                    "type": "idempotency_key_reused",
+                }
+            ],
         ) from exc
     if body.dry_run:
         check = ImportCheck(

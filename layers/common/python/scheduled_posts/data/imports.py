@@ -4,7 +4,8 @@ Items on the posts table, in the owner's partition (erasure deletes it whole):
 
 * ``pk = OWNER#<sub>``, ``sk = IMPORT#<import_id>``: ``status``, ``format``, ``rows_total``,
   ``rows_done``, ``rows_failed``, ``chunks_done`` (a number set), ``created_at``,
-  ``updated_at``, ``error``, ``owner``, ``import_id``;
+  ``updated_at``, ``error``, ``owner``, ``import_id``, ``file_sha256`` (the committed file's
+  SHA-256, hex: a reused ``Idempotency-Key`` with another file is refused);
 * ``pk = OWNER#<sub>``, ``sk = IMPORT#<import_id>#ROWS#<chunk, 4 digits>``: ``results`` of one
   chunk of :data:`CHUNK_ROWS` rows (a record of 1,000 results could pass DynamoDB's 400 KB
   item limit when rows carry problems; a chunk of 100 cannot).
@@ -69,8 +70,11 @@ class ImportStore:
     def _table(self) -> Any:
         return (self._dynamodb or dynamodb_resource()).Table(self.table_name)
 
-    def put_new(self, owner: str, import_id: str, *, fmt: str, rows: int, now: datetime) -> bool:
-        """Write a ``queued`` import; False when it exists already (a retried request)."""
+    def put_new(
+        self, owner: str, import_id: str, *, fmt: str, rows: int, file_sha256: str, now: datetime
+    ) -> bool:
+        """Write a ``queued`` import of the file whose SHA-256 (hex) is ``file_sha256``; False
+        when it exists already (a retried request)."""
         stamp = format_instant(now)
         item = {
             "pk": keys.owner_pk(owner),
@@ -80,6 +84,7 @@ class ImportStore:
             "status": ImportStatus.QUEUED.value,
             "format": fmt,
             "rows_total": rows,
+            "file_sha256": file_sha256,
             "rows_done": 0,
             "rows_failed": 0,
             "created_at": stamp,
@@ -92,6 +97,16 @@ class ImportStore:
                 return False
             raise
         return True
+
+    def file_sha256(self, owner: str, import_id: str) -> str | None:
+        """The SHA-256 (hex) of the file the import was committed with; None for an unknown
+        import or one recorded before the digest was kept."""
+        item = self._table.get_item(
+            Key={"pk": keys.owner_pk(owner), "sk": import_sk(import_id)},
+            ProjectionExpression="file_sha256",
+            ConsistentRead=True,
+        ).get("Item")
+        return None if item is None or "file_sha256" not in item else str(item["file_sha256"])
 
     def get(self, owner: str, import_id: str) -> ImportOut | None:
         """The import with its results so far, or None (unknown, or another owner's)."""

@@ -39,8 +39,9 @@ class ImportRepository(Protocol):
     """What the import logic needs of ``data/imports.py`` ``ImportStore``."""
 
     def put_new(
-        self, owner: str, import_id: str, *, fmt: str, rows: int, now: datetime
+        self, owner: str, import_id: str, *, fmt: str, rows: int, file_sha256: str, now: datetime
     ) -> bool: ...
+    def file_sha256(self, owner: str, import_id: str) -> str | None: ...
     def get(self, owner: str, import_id: str) -> ImportOut | None: ...
     def record_chunk(
         self, owner: str, import_id: str, chunk: int, results: list[ImportRowOut], *, now: datetime
@@ -54,6 +55,15 @@ class ImportRepository(Protocol):
         now: datetime,
         error: str | None = None,
     ) -> bool: ...
+
+
+class ImportKeyReusedError(Exception):
+    """An ``Idempotency-Key`` already names an import of another file (``key``); nothing was
+    written (decision "Bulk import": a reused key with another file is a 422)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"Idempotency-Key {key!r} was already used with a different file")
+        self.key = key
 
 
 class ImportFileStore(Protocol):
@@ -117,14 +127,21 @@ def start_import(
     ------
     ImportFileError
         The file cannot be read as a whole.
+    ImportKeyReusedError
+        ``key`` names an import of another file (nothing is written).
     """
     rows = read_import(data, fmt)
     checked = check_rows(owner, rows, deps=deps)
     if dry_run or any(row.problems for row in checked):
         return Started(checked=checked)
+    digest = file_key(data).removeprefix("sha256:")
     key = key or file_key(data)
     found = import_id(owner, key)
-    if not store.put_new(owner, found, fmt=fmt, rows=len(rows), now=deps.clock.now()):
+    if not store.put_new(
+        owner, found, fmt=fmt, rows=len(rows), file_sha256=digest, now=deps.clock.now()
+    ):
+        if store.file_sha256(owner, found) not in (None, digest):
+            raise ImportKeyReusedError(key)
         current = store.get(owner, found)
         # A retry of a request that crashed between its record and its queue sends the chunks
         # again (a chunk is idempotent); one whose import runs or ran already sends nothing.
@@ -154,6 +171,8 @@ def submit_import(
     ------
     ImportFileError
         The file cannot be read as a whole.
+    ImportKeyReusedError
+        ``key`` names an import of another file (nothing is written or queued).
     QueueSendError
         SQS refused a chunk (a retry of the request sends the chunks again).
     """
