@@ -43,32 +43,20 @@ _MAX_MSG = 300
 _PYDANTIC_PREFIXES = ("Value error, ",)
 
 
-class UnauthenticatedError(ServiceError):
+class UnauthenticatedError(ServiceError, status=401, title="Unauthorized"):
     """The event carries no caller (no ``sub`` claim): the authorizer was bypassed."""
 
-    status = 401
-    title = "Unauthorized"
 
-
-class MalformedBodyError(ServiceError):
+class MalformedBodyError(ServiceError, status=400, title="Malformed request body"):
     """The body is not JSON (RFC 8259) or not UTF-8."""
 
-    status = 400
-    title = "Malformed request body"
 
-
-class PayloadTooLargeError(ServiceError):
+class PayloadTooLargeError(ServiceError, status=413, title="Payload too large"):
     """The body is over the API's 64 KiB limit (checked before parsing)."""
 
-    status = 413
-    title = "Payload too large"
 
-
-class UnsupportedMediaTypeError(ServiceError):
+class UnsupportedMediaTypeError(ServiceError, status=415, title="Unsupported media type"):
     """The body is not ``application/json``."""
-
-    status = 415
-    title = "Unsupported media type"
 
 
 def type_for(title: str) -> str:
