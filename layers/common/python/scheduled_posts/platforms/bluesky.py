@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
@@ -58,7 +58,6 @@ from scheduled_posts.platforms.atproto_text import MentionResolver, detect_facet
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
-    MediaObjects,
 )
 from scheduled_posts.platforms.bluesky_answer import published_result
 from scheduled_posts.platforms.bluesky_card import embed_for, uploads_of
@@ -82,23 +81,20 @@ from scheduled_posts.platforms.bluesky_media import (
     read_checked,
     upload_blobs,
 )
-from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
     DestinationRefusedError,
     HttpAnswer,
-    MethodTransport,
     OutboundError,
 )
 from scheduled_posts.platforms.network_adapter import (
+    AdapterParts,
     NetworkAdapter,
     answer_error,
     rate_limited_error,
     retryable,
 )
-from scheduled_posts.platforms.rate_limits import RateLimitBudget
 from scheduled_posts.platforms.text_length import bluesky_limits
-from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
 __all__ = [
@@ -155,18 +151,12 @@ class BlueskyAdapter(NetworkAdapter):
         *,
         access: AccessLoader,
         sessions: SessionCache | None = None,
-        media: MediaObjects | None = None,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer | None = None,
+        **parts: Unpack[AdapterParts],
     ) -> None:
-        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
+        super().__init__(settings, **parts)
         self.client = BlueskyClient(self.http)
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
-        self.media = media
 
     def deliver(
         self, channel: Channel, request: DeliveryRequest, *, now: datetime
