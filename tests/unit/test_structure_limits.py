@@ -28,7 +28,6 @@ FUNCTION_EXCEPTIONS: dict[str, int] = {
     "layers/common/python/scheduled_posts/logic/round.py::run": 62,
     "layers/common/python/scheduled_posts/platforms/http.py::request": 66,
     "layers/common/python/scheduled_posts/platforms/url_policy.py::check_destination": 116,
-    "layers/common/python/scheduled_posts/problems.py::register": 62,
 }
 
 
