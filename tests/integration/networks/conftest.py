@@ -14,8 +14,10 @@ from moto import mock_aws
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.network_delivery import default_adapters
 from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.observability import metrics
 from scheduled_posts.platforms.bluesky import BlueskyClient
 from scheduled_posts.platforms.http import OutboundHttp
 from tests.integration.dispatch.conftest import FirePath, build_fire_path, fire  # noqa: F401
@@ -67,6 +69,22 @@ def serving_api(path: N) -> Iterator[tuple[N, ApiClient]]:
         yield path, ApiClient("alice")
     finally:
         uninstall_api()
+
+
+@pytest.fixture
+def verification_findings(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The values of every ``VerificationFindings`` metric emitted during the test (each is
+    still emitted)."""
+    findings: list[float] = []
+    real = metrics.add_metric
+
+    def counted(*, name: str, unit: Any, value: float) -> None:
+        if name == Metric.VERIFICATION_FINDINGS:
+            findings.append(value)
+        real(name=name, unit=unit, value=value)
+
+    monkeypatch.setattr(metrics, "add_metric", counted)
+    return findings
 
 
 @pytest.fixture
