@@ -4,19 +4,14 @@ extend every recurring schedule whose next occurrences are due to be written (is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from scheduled_posts.clock import SystemClock
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.logic.materialize import MaterializeDeps, MaterializeResult, materialize_due
-from scheduled_posts.observability import logger, metrics, tracer
+from scheduled_posts.scheduled_job import Handler, scheduled_job_handler
 from scheduled_posts.settings import Settings, get_settings
-
-Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
 def materialize_deps(settings: Settings, clock: Any | None = None) -> MaterializeDeps:
@@ -46,20 +41,9 @@ def _default_run() -> MaterializeResult:
 
 def make_lambda_handler(run: Callable[[], MaterializeResult] = _default_run) -> Handler:
     """The decorated Lambda entry point over ``run()`` (tests pass one with their collaborators)."""
-
-    @logger.inject_lambda_context(clear_state=True)
-    @tracer.capture_lambda_handler
-    @metrics.log_metrics
-    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        result = run()
-        logger.info("materializer run", extra=asdict(result))
-        if result.failures:
-            # Failing the invocation makes the Lambda Errors alarm fire; the watermark stayed
-            # before every failed series, so the next run retries them.
-            raise RuntimeError(f"{result.failures} series could not be extended")
-        return asdict(result)
-
-    return handler
+    return scheduled_job_handler(
+        "materializer", run, failed=lambda n: f"{n} series could not be extended"
+    )
 
 
 lambda_handler = make_lambda_handler()

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Json
 
-from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor, Handler, batch_handler
+from scheduled_posts.concurrent_batch import Handler, sqs_batch_handler
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.notify_queue import NotifyQueue
 from scheduled_posts.logic.notifier import Notifier
@@ -42,29 +41,19 @@ def _default_notifier() -> Notifier:
     )
 
 
+def _notify(notifier: Notifier, record: NotifyRecord, context: LambdaContext) -> str:
+    message: NotifyMessage = record.body  # type: ignore[assignment]
+    logger.thread_safe_append_keys(event_id=message.event_id)
+    return notifier.process(
+        message,
+        receive_count=int(record.attributes.ApproximateReceiveCount),
+        receipt_handle=record.receiptHandle,
+    ).value
+
+
 def make_lambda_handler(notifier_factory: Callable[[], Notifier] = _default_notifier) -> Handler:
     """The decorated Lambda entry point over ``notifier_factory()`` (tests pass their own)."""
-
-    def records(context: LambdaContext) -> Callable[[NotifyRecord], str]:
-        notifier = notifier_factory()
-
-        def record_handler(record: NotifyRecord) -> str:
-            message: NotifyMessage = record.body  # type: ignore[assignment]
-            logger.thread_safe_append_keys(event_id=message.event_id)
-            return notifier.process(
-                message,
-                receive_count=int(record.attributes.ApproximateReceiveCount),
-                receipt_handle=record.receiptHandle,
-            ).value
-
-        return record_handler
-
-    return batch_handler(
-        lambda: ConcurrentBatchProcessor(
-            event_type=EventType.SQS, model=NotifyRecord, raise_on_entire_batch_failure=False
-        ),
-        records,
-    )
+    return sqs_batch_handler(NotifyRecord, notifier_factory, _notify)
 
 
 lambda_handler = make_lambda_handler()

@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 
-from aws_lambda_powertools.utilities.batch import EventType
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Json
 
-from scheduled_posts.concurrent_batch import ConcurrentBatchProcessor, Handler, batch_handler
+from scheduled_posts.concurrent_batch import Handler, sqs_batch_handler
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.messages import DispatchMessage
 from scheduled_posts.observability import logger
@@ -37,27 +36,17 @@ def _default_publisher() -> Publisher:
     return Publisher(get_settings())
 
 
+def _publish(publisher: Publisher, record: DispatchRecord, context: LambdaContext) -> str:
+    message: DispatchMessage = record.body  # type: ignore[assignment]
+    # Records run on threads: the schedule id goes on this thread's log lines only.
+    logger.thread_safe_append_keys(schedule_id=message.schedule_id)
+    receive_count = int(record.attributes.ApproximateReceiveCount)
+    return publisher.process(message, receive_count=receive_count, context=context).value
+
+
 def make_lambda_handler(publisher_factory: Callable[[], Publisher] = _default_publisher) -> Handler:
     """The decorated Lambda entry point over ``publisher_factory()`` (tests pass their own)."""
-
-    def records(context: LambdaContext) -> Callable[[DispatchRecord], str]:
-        publisher = publisher_factory()
-
-        def record_handler(record: DispatchRecord) -> str:
-            message: DispatchMessage = record.body  # type: ignore[assignment]
-            # Records run on threads: the schedule id goes on this thread's log lines only.
-            logger.thread_safe_append_keys(schedule_id=message.schedule_id)
-            receive_count = int(record.attributes.ApproximateReceiveCount)
-            return publisher.process(message, receive_count=receive_count, context=context).value
-
-        return record_handler
-
-    return batch_handler(
-        lambda: ConcurrentBatchProcessor(
-            event_type=EventType.SQS, model=DispatchRecord, raise_on_entire_batch_failure=False
-        ),
-        records,
-    )
+    return sqs_batch_handler(DispatchRecord, publisher_factory, _publish)
 
 
 lambda_handler = make_lambda_handler()

@@ -45,6 +45,20 @@ class Synthesized:
         """Logical id -> resource JSON, of one CloudFormation type."""
         return {k: v for k, v in self.resources.items() if v["Type"] == resource_type}
 
+    def queues_denying_insecure_transport(self) -> set[str]:
+        """Logical ids of the queues a queue policy denies when ``aws:SecureTransport`` is
+        false (requests without TLS)."""
+        covered: set[str] = set()
+        for policy in self.of_type("AWS::SQS::QueuePolicy").values():
+            statements = policy["Properties"]["PolicyDocument"]["Statement"]
+            if any(
+                s["Effect"] == "Deny"
+                and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+                for s in statements
+            ):
+                covered |= {q["Ref"] for q in policy["Properties"]["Queues"]}
+        return covered
+
     def logical_id(self, construct: Any) -> str:
         """The rendered logical id of an L2 construct's default child."""
         resolved: str = self.stack.resolve(construct.node.default_child.logical_id)

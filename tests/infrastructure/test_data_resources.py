@@ -108,15 +108,7 @@ def test_queues_all_server_side_encrypted(dev: Synthesized) -> None:
 
 
 def test_queues_all_deny_insecure_transport(dev: Synthesized) -> None:
-    covered = set()
-    for policy in dev.of_type("AWS::SQS::QueuePolicy").values():
-        statements = policy["Properties"]["PolicyDocument"]["Statement"]
-        if any(
-            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            for s in statements
-        ):
-            covered |= {q["Ref"] for q in policy["Properties"]["Queues"]}
-    assert covered == set(dev.of_type("AWS::SQS::Queue"))
+    assert dev.queues_denying_insecure_transport() == set(dev.of_type("AWS::SQS::Queue"))
 
 
 def test_dispatch_queue_visibility_at_least_six_worker_timeouts(dev: Synthesized) -> None:

@@ -45,15 +45,7 @@ def test_import_queue_redrives_to_its_dlq_after_import_max_receives(dev: Synthes
 def test_import_queues_deny_insecure_transport(dev: Synthesized) -> None:
     imports = dev.stack.imports
     wanted = {dev.logical_id(imports.queue), dev.logical_id(imports.dlq)}
-    covered: set[str] = set()
-    for policy in dev.of_type("AWS::SQS::QueuePolicy").values():
-        statements = policy["Properties"]["PolicyDocument"]["Statement"]
-        if any(
-            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            for s in statements
-        ):
-            covered |= {q["Ref"] for q in policy["Properties"]["Queues"]}
-    assert wanted <= covered
+    assert wanted <= dev.queues_denying_insecure_transport()
 
 
 def test_importer_maps_the_queue_and_the_dlq_with_batch_item_failures(dev: Synthesized) -> None:

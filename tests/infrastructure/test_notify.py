@@ -32,15 +32,7 @@ def test_notify_queue_redrives_to_its_dlq_after_notify_max_attempts(dev: Synthes
 def test_notify_queues_deny_insecure_transport(dev: Synthesized) -> None:
     notify = dev.stack.notify
     wanted = {dev.logical_id(notify.queue), dev.logical_id(notify.dlq)}
-    covered: set[str] = set()
-    for policy in dev.of_type("AWS::SQS::QueuePolicy").values():
-        statements = policy["Properties"]["PolicyDocument"]["Statement"]
-        if any(
-            s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-            for s in statements
-        ):
-            covered |= {q["Ref"] for q in policy["Properties"]["Queues"]}
-    assert wanted <= covered
+    assert wanted <= dev.queues_denying_insecure_transport()
 
 
 def test_notifier_mapping_reports_batch_item_failures(dev: Synthesized) -> None:

@@ -24,11 +24,6 @@ FUNCTION_EXCEPTIONS: dict[str, int] = {
     "layers/common/python/scheduled_posts/logic/post_edits.py::cancel_post": 82,
     "layers/common/python/scheduled_posts/logic/post_reads.py::list_posts": 70,
     "layers/common/python/scheduled_posts/logic/posts.py::create_post": 77,
-    "layers/common/python/scheduled_posts/logic/recovery.py::redeliver": 66,
-    "layers/common/python/scheduled_posts/logic/round.py::run": 62,
-    "layers/common/python/scheduled_posts/platforms/http.py::request": 66,
-    "layers/common/python/scheduled_posts/platforms/url_policy.py::check_destination": 116,
-    "layers/common/python/scheduled_posts/problems.py::register": 62,
 }
 
 

@@ -8,16 +8,18 @@ from collections.abc import Sequence
 
 import pytest
 
+from scheduled_posts.platforms.special_addresses import (
+    SPECIAL_RANGES,
+    non_global_reason,
+    special_range,
+)
 from scheduled_posts.platforms.url_policy import (
     MAX_URL_LENGTH,
-    SPECIAL_RANGES,
     Destination,
     UnresolvableDestinationError,
     UnsafeDestinationError,
     check_destination,
-    non_global_reason,
     origin_allowed,
-    special_range,
 )
 
 PUBLIC_V4 = "93.184.216.34"

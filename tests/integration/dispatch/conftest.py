@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from moto import mock_aws
@@ -131,11 +131,15 @@ class FirePath:
         return found
 
 
-def build_fire_path(clock: SimClock, **overrides: Any) -> FirePath:
-    """A fire path over fresh moto resources (call inside ``mock_aws``)."""
+F = TypeVar("F", bound=FirePath)
+
+
+def build_fire_path(clock: SimClock, kind: type[F] = FirePath, **overrides: Any) -> F:  # type: ignore[assignment]
+    """A fire path (of ``kind``: ``FirePath`` or a subclass) over fresh moto resources (call
+    inside ``mock_aws``)."""
     aws = create_resources(**overrides)
     receiver = FakeReceiver(clock)
-    return FirePath(
+    return kind(
         aws=aws,
         clock=clock,
         receiver=receiver,

@@ -4,8 +4,9 @@ the Mastodon stand-in and the reference PDS (``local_pds``), shared by this fold
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from moto import mock_aws
@@ -13,8 +14,10 @@ from moto import mock_aws
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
+from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.network_delivery import default_adapters
 from scheduled_posts.logic.publish import Publisher
+from scheduled_posts.observability import metrics
 from scheduled_posts.platforms.bluesky import BlueskyClient
 from scheduled_posts.platforms.http import OutboundHttp
 from tests.integration.dispatch.conftest import FirePath, build_fire_path, fire  # noqa: F401
@@ -42,28 +45,52 @@ def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
         yield state, base
 
 
+N = TypeVar("N", bound=NetworkFirePath)
+
+
+def network_fire_path(clock: SimClock, kind: type[N] = NetworkFirePath) -> N:  # type: ignore[assignment]
+    """A fire path of ``kind`` whose outbound requests may reach 127.0.0.1 (the stand-in, the
+    PDS), with 2 write shards and short retry waits (call inside ``mock_aws``)."""
+    return build_fire_path(
+        clock,
+        kind,
+        OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1",
+        WRITE_SHARD_COUNT=2,
+        RETRY_BASE_SECONDS=2.0,
+        RETRY_CAP_SECONDS=60.0,
+    )
+
+
+@contextmanager
+def serving_api(path: N) -> Iterator[tuple[N, ApiClient]]:
+    """``path`` with the API installed over its settings and clock, and alice's client."""
+    install_api(path.settings, path.clock)
+    try:
+        yield path, ApiClient("alice")
+    finally:
+        uninstall_api()
+
+
+@pytest.fixture
+def verification_findings(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The values of every ``VerificationFindings`` metric emitted during the test (each is
+    still emitted)."""
+    findings: list[float] = []
+    real = metrics.add_metric
+
+    def counted(*, name: str, unit: Any, value: float) -> None:
+        if name == Metric.VERIFICATION_FINDINGS:
+            findings.append(value)
+        real(name=name, unit=unit, value=value)
+
+    monkeypatch.setattr(metrics, "add_metric", counted)
+    return findings
+
+
 @pytest.fixture
 def world(clock: SimClock) -> Iterator[tuple[NetworkFirePath, ApiClient]]:
-    with mock_aws():
-        base = build_fire_path(
-            clock,
-            OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1",
-            WRITE_SHARD_COUNT=2,
-            RETRY_BASE_SECONDS=2.0,
-            RETRY_CAP_SECONDS=60.0,
-        )
-        fire = NetworkFirePath(
-            aws=base.aws,
-            clock=clock,
-            receiver=base.receiver,
-            adapter=base.adapter,
-            store=base.store,
-            queue=base.queue,
-            due_index=base.due_index,
-        )
-        install_api(fire.settings, clock)
-        yield fire, ApiClient("alice")
-        uninstall_api()
+    with mock_aws(), serving_api(network_fire_path(clock)) as world:
+        yield world
 
 
 def bluesky_posts(pds: LocalPds, did: str) -> list[dict[str, Any]]:

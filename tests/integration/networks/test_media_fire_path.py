@@ -26,13 +26,14 @@ from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.platforms.bluesky import BlueskyClient
 from scheduled_posts.platforms.http import OutboundHttp
 from scheduled_posts.platforms.webhook import WebhookAdapter
-from tests.integration.dispatch.conftest import build_fire_path
 from tests.integration.networks.conftest import (
     NetworkFirePath,
     bluesky_posts,
     make_channels,
+    network_fire_path,
+    serving_api,
 )
-from tests.support.api import ApiClient, install_api, uninstall_api
+from tests.support.api import ApiClient
 from tests.support.clock import SimClock
 from tests.support.media import png
 from tests.unit.media.test_media_probe import mp4
@@ -49,45 +50,22 @@ class MediaFirePath(NetworkFirePath):
 
 
 @pytest.fixture
-def stand_in() -> Iterator[tuple[MastodonStandIn, str]]:
-    state = MastodonStandIn()
-    with state.serving() as base:
-        yield state, base
-
-
-@pytest.fixture
 def world(clock: SimClock) -> Iterator[tuple[MediaFirePath, ApiClient]]:
     with mock_aws():
-        base = build_fire_path(
-            clock,
-            OUTBOUND_ALLOWED_ORIGINS="http://127.0.0.1",
-            WRITE_SHARD_COUNT=2,
-            RETRY_BASE_SECONDS=2.0,
-            RETRY_CAP_SECONDS=60.0,
-        )
+        fire = network_fire_path(clock, MediaFirePath)
         boto3.client("s3", region_name="us-east-1").create_bucket(
-            Bucket=base.settings.MEDIA_BUCKET_NAME
+            Bucket=fire.settings.MEDIA_BUCKET_NAME
         )
         s3_client.cache_clear()
         # the webhook adapter of the fire path's fake receiver, with the media bucket
-        hooks = WebhookAdapter(
-            base.settings,
-            transport=base.receiver,
-            resolver=base.receiver.resolver,
-            media=S3MediaObjects(base.settings.MEDIA_BUCKET_NAME),
+        fire.adapter = WebhookAdapter(
+            fire.settings,
+            transport=fire.receiver,
+            resolver=fire.receiver.resolver,
+            media=S3MediaObjects(fire.settings.MEDIA_BUCKET_NAME),
         )
-        fire = MediaFirePath(
-            aws=base.aws,
-            clock=clock,
-            receiver=base.receiver,
-            adapter=hooks,
-            store=base.store,
-            queue=base.queue,
-            due_index=base.due_index,
-        )
-        install_api(fire.settings, clock)
-        yield fire, ApiClient("alice")
-        uninstall_api()
+        with serving_api(fire) as world:
+            yield world
 
 
 def upload(api: ApiClient, data: bytes, content_type: str, alt_text: str) -> dict[str, Any]:

@@ -50,16 +50,7 @@ class WithNetworks(FirePath):
 @pytest.fixture
 def fire(clock: SimClock) -> Iterator[WithNetworks]:
     with mock_aws():
-        base = build_fire_path(clock, WRITE_SHARD_COUNT=2)
-        world = WithNetworks(
-            aws=base.aws,
-            clock=clock,
-            receiver=base.receiver,
-            adapter=base.adapter,
-            store=base.store,
-            queue=base.queue,
-            due_index=base.due_index,
-        )
+        world = build_fire_path(clock, WithNetworks, WRITE_SHARD_COUNT=2)
         world.networks = {p: RecordingNetwork(p) for p in ("mastodon", "textonly")}
         spec = replace(spec_of("mastodon"), name="textonly", publishes_media=False)
         with registered(spec):

@@ -4,7 +4,6 @@ a refusal marking the channel, and deliveries to such a channel failing at once 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 import boto3
 import pytest
@@ -23,6 +22,7 @@ from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
 from scheduled_posts.platforms.bluesky import BlueskySession
 from tests.support.fixtures import AwsResources
+from tests.support.transport import ScriptedTransport
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
@@ -131,16 +131,10 @@ def test_other_failures_do_not_mark_the_channel(
 def test_delivery_to_a_channel_needing_reauthorization_fails_without_a_request(
     aws: AwsResources, platform: str
 ) -> None:
-    class NoNetwork:
-        calls = 0
-
-        def send(self, *args: Any, **kwargs: Any) -> Any:
-            NoNetwork.calls += 1
-            raise AssertionError("no request expected")
-
+    no_network = ScriptedTransport()  # no answer scripted: every request is kept, then fails
     adapters = default_adapters(aws.settings)
     adapter = adapters[platform]
-    adapter.client.http.transport = NoNetwork()  # type: ignore[union-attr]
+    adapter.client.http.transport = no_network  # type: ignore[union-attr]
     channel = Channel(
         channel_id="ch",
         owner="alice",
@@ -163,4 +157,4 @@ def test_delivery_to_a_channel_needing_reauthorization_fails_without_a_request(
     result = adapter.deliver(channel, request, now=NOW)
     assert (result.outcome, result.reason) == ("failed", "reauthorization_required")
     assert "HTTP 401" in (result.error or "")
-    assert NoNetwork.calls == 0
+    assert no_network.requests == []

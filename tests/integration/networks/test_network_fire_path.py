@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
 
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
@@ -19,6 +18,7 @@ from scheduled_posts.platforms.registry import get_adapter
 from scheduled_posts.platforms.transport import TransportResponse, Urllib3Transport
 from tests.integration.networks.conftest import NetworkFirePath, bluesky_posts, make_channels
 from tests.support.api import ApiClient
+from tests.support.transport import AnsweringTransport, SentRequest
 
 
 def test_post_reaches_mastodon_and_bluesky_once_with_remote_urls(
@@ -89,17 +89,16 @@ def test_revoked_token_fails_reauthorization_required_and_marks_the_channel(
     assert stand_in[0].statuses == []
 
 
-class EchoingInstance(Urllib3Transport):
+class EchoingInstance(AnsweringTransport):
     """The stand-in, except that ``POST /api/v1/statuses`` answers 401 quoting the request's
     ``Authorization`` header, as some instances and proxies do."""
 
-    def send(self, destination: Any, address: str, body: bytes, headers: Any, timeout: float,
-             *, method: str = "POST") -> TransportResponse:  # fmt: skip
-        if destination.target.startswith("/api/v1/statuses"):
-            auth = next(v for k, v in headers.items() if k.lower() == "authorization")
+    def answer(self, request: SentRequest) -> TransportResponse:
+        if request.path == "/api/v1/statuses":
+            auth = next(v for k, v in request.headers.items() if k.lower() == "authorization")
             echo = json.dumps({"error": f"invalid token: {auth}"}).encode()
             return TransportResponse(status=401, body=echo)
-        return super().send(destination, address, body, headers, timeout, method=method)
+        return request.forward(Urllib3Transport())
 
 
 def test_token_echoed_in_a_refusal_reaches_no_error_reason_or_export(

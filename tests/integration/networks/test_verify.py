@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from local.bluesky import LocalPds, delete_post
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
-from scheduled_posts.lifecycle.metric_names import Metric
-from scheduled_posts.observability import metrics
 from tests.integration.networks.conftest import NetworkFirePath
 from tests.integration.networks.conftest import published_post as _published
 from tests.support.api import ApiClient
@@ -30,18 +26,10 @@ def test_verify_published_deliveries_get_verified_at_then_missing_once_deleted(
     world: tuple[NetworkFirePath, ApiClient],
     stand_in: tuple[MastodonStandIn, str],
     local_pds: LocalPds,
-    monkeypatch: pytest.MonkeyPatch,
+    verification_findings: list[float],
 ) -> None:
     fire, api = world
-    findings: list[float] = []
-    real = metrics.add_metric
-
-    def counted(*, name: str, unit: Any, value: float) -> None:
-        if name == Metric.VERIFICATION_FINDINGS:
-            findings.append(value)
-        real(name=name, unit=unit, value=value)
-
-    monkeypatch.setattr(metrics, "add_metric", counted)
+    findings = verification_findings
     schedule_id, mastodon_id, bluesky_id, sky = _published(world, stand_in, local_pds, "verified")
     path = f"/v1/scheduled-posts/{schedule_id}"
     assert api.get(path).json["deliveries"][0]["verified_at"] is None

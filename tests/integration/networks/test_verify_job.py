@@ -17,11 +17,9 @@ from local.mastodon import MastodonStandIn
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.rate_limit import RateLimitStore
-from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.logic.rate_limit import minute_start
 from scheduled_posts.logic.verify import PlannedRead, Reader, read_on_network
 from scheduled_posts.logic.verify_job import VerifyJob, VerifyJobDeps, VerifyRunResult
-from scheduled_posts.observability import metrics
 from scheduled_posts.platforms.http import OutboundHttp
 from scheduled_posts.platforms.readback import Seen
 from tests.integration.networks.conftest import NetworkFirePath, published_post
@@ -64,18 +62,10 @@ def test_verify_job_a_deleted_record_is_missing_once_across_two_runs(
     world: World,
     stand_in: tuple[MastodonStandIn, str],
     local_pds: LocalPds,
-    monkeypatch: pytest.MonkeyPatch,
+    verification_findings: list[float],
 ) -> None:
     fire, api = world
-    findings: list[float] = []
-    real = metrics.add_metric
-
-    def counted(*, name: str, unit: Any, value: float) -> None:
-        if name == Metric.VERIFICATION_FINDINGS:
-            findings.append(value)
-        real(name=name, unit=unit, value=value)
-
-    monkeypatch.setattr(metrics, "add_metric", counted)
+    findings = verification_findings
     schedule_id, _, bluesky_id, sky = published_post(world, stand_in, local_pds, "goneaway")
     remote_id = _deliveries(api, schedule_id)[bluesky_id]["remote_id"]
     delete_post(local_pds.url, sky, remote_id.rsplit("/", 1)[-1])

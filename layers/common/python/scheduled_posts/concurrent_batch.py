@@ -1,5 +1,6 @@
 """A Powertools ``BatchProcessor`` that processes a batch's records concurrently, and the one
-Lambda entry point of the batch handlers (:func:`batch_handler`: worker, notifier, relay).
+Lambda entry point of the batch handlers (:func:`batch_handler`: worker, notifier, relay;
+:func:`sqs_batch_handler` for the SQS ones).
 
 Records of one SQS batch are different posts, often of different users. Processed one after
 another, a destination that takes ``DELIVERY_TIMEOUT_SECONDS`` to answer delays every record
@@ -14,10 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
 from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from scheduled_posts.observability import logger, metrics, tracer
@@ -25,6 +31,8 @@ from scheduled_posts.observability import logger, metrics, tracer
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 #: ``records(context) -> record_handler``: the per-invocation record handler.
 RecordsFor = Callable[[LambdaContext], Callable[[Any], Any]]
+S = TypeVar("S")
+R = TypeVar("R", bound=SqsRecordModel)
 
 #: Most records processed at once: the SQS event source's largest batch without a batching
 #: window (Lambda developer guide, "Using Lambda with Amazon SQS": ``BatchSize`` up to 10).
@@ -69,3 +77,27 @@ def batch_handler(
         return dict(response)
 
     return handler
+
+
+def sqs_batch_handler(
+    model: type[R],
+    service: Callable[[], S],
+    handle: Callable[[S, R, LambdaContext], str],
+) -> Handler:
+    """An SQS consumer's entry point (:func:`batch_handler`): each record parsed as ``model``
+    and handled, on its own thread (:class:`ConcurrentBatchProcessor`), by
+    ``handle(service(), record, context)`` (``service()`` once per invocation), which answers
+    the outcome's name or raises to report the record failed. When every record fails, every
+    record is reported failed (``raise_on_entire_batch_failure=False``): the same retry as a
+    failed invocation, without an invocation error."""
+
+    def records(context: LambdaContext) -> Callable[[R], str]:
+        current = service()
+        return lambda record: handle(current, record, context)
+
+    return batch_handler(
+        lambda: ConcurrentBatchProcessor(
+            event_type=EventType.SQS, model=model, raise_on_entire_batch_failure=False
+        ),
+        records,
+    )

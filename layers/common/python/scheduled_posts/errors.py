@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ServiceError(Exception):
     """Base class. ``detail`` is safe to show to the caller (never a secret)."""
@@ -10,16 +12,25 @@ class ServiceError(Exception):
     status: int = 500
     title: str = "Internal error"
 
+    def __init_subclass__(
+        cls, *, status: int | None = None, title: str | None = None, **kwargs: Any
+    ) -> None:
+        """A subclass names its problem+json ``status`` (an HTTP status code) and ``title`` as
+        class keywords (``class StateConflictError(ServiceError, status=409, title=...)``);
+        without them it keeps its parent's."""
+        super().__init_subclass__(**kwargs)
+        if status is not None:
+            cls.status = status
+        if title is not None:
+            cls.title = title
+
     def __init__(self, detail: str = "") -> None:
         super().__init__(detail or self.title)
         self.detail = detail or self.title
 
 
-class NotFoundError(ServiceError):
+class NotFoundError(ServiceError, status=404, title="Not found"):
     """The resource does not exist or belongs to another user (indistinguishable by design)."""
-
-    status = 404
-    title = "Not found"
 
 
 class ImportNotFoundError(NotFoundError):
@@ -42,43 +53,28 @@ class MediaNotFoundError(NotFoundError):
     """No upload with that id for this caller."""
 
 
-class StateConflictError(ServiceError):
+class StateConflictError(ServiceError, status=409, title="Conflict"):
     """The post's state does not allow the request (e.g. PATCH on a published post)."""
 
-    status = 409
-    title = "Conflict"
 
-
-class VersionConflictError(ServiceError):
+class VersionConflictError(ServiceError, status=412, title="Precondition failed"):
     """``If-Match`` named a version that is not the current one (RFC 9110 section 13.1.1)."""
 
-    status = 412
-    title = "Precondition failed"
 
-
-class InvalidCursorError(ServiceError):
+class InvalidCursorError(ServiceError, status=400, title="Invalid cursor"):
     """The pagination cursor was forged, corrupted or issued to another user."""
 
-    status = 400
-    title = "Invalid cursor"
 
-
-class ValidationFailedError(ServiceError):
+class ValidationFailedError(ServiceError, status=422, title="Validation failed"):
     """Input failed validation; ``errors`` lists ``{"loc": [...], "msg": str}`` per field."""
-
-    status = 422
-    title = "Validation failed"
 
     def __init__(self, detail: str, errors: list[dict[str, object]] | None = None) -> None:
         super().__init__(detail)
         self.errors = errors or []
 
 
-class LimitExceededError(ServiceError):
+class LimitExceededError(ServiceError, status=429, title="Limit exceeded"):
     """A per-user limit (``MAX_PENDING_POSTS``) would be exceeded."""
-
-    status = 429
-    title = "Limit exceeded"
 
 
 class RetryableDeliveryError(Exception):
@@ -108,9 +104,6 @@ class QueueSendError(Exception):
     worker's claim drops what arrives twice."""
 
 
-class NetworkUnavailableError(ServiceError):
+class NetworkUnavailableError(ServiceError, status=502, title="Bad gateway"):
     """A network (Mastodon instance, Bluesky PDS) could not check credentials now: unreachable,
     timed out, rate-limited or 5xx. Nothing was stored."""
-
-    status = 502
-    title = "Bad gateway"

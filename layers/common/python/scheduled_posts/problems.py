@@ -18,6 +18,7 @@ problem+json: its JWT authorizer's ``401 {"message":"Unauthorized"}`` and its th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
@@ -43,32 +44,20 @@ _MAX_MSG = 300
 _PYDANTIC_PREFIXES = ("Value error, ",)
 
 
-class UnauthenticatedError(ServiceError):
+class UnauthenticatedError(ServiceError, status=401, title="Unauthorized"):
     """The event carries no caller (no ``sub`` claim): the authorizer was bypassed."""
 
-    status = 401
-    title = "Unauthorized"
 
-
-class MalformedBodyError(ServiceError):
+class MalformedBodyError(ServiceError, status=400, title="Malformed request body"):
     """The body is not JSON (RFC 8259) or not UTF-8."""
 
-    status = 400
-    title = "Malformed request body"
 
-
-class PayloadTooLargeError(ServiceError):
+class PayloadTooLargeError(ServiceError, status=413, title="Payload too large"):
     """The body is over the API's 64 KiB limit (checked before parsing)."""
 
-    status = 413
-    title = "Payload too large"
 
-
-class UnsupportedMediaTypeError(ServiceError):
+class UnsupportedMediaTypeError(ServiceError, status=415, title="Unsupported media type"):
     """The body is not ``application/json``."""
-
-    status = 415
-    title = "Unsupported media type"
 
 
 def type_for(title: str) -> str:
@@ -166,65 +155,78 @@ def _unavailable(detail: str) -> Response:
     )
 
 
+def _service(exc: ServiceError) -> Response:
+    if exc.status >= 500:
+        logger.exception("service error")
+    return from_service_error(exc)
+
+
+def _content_type(exc: RequestUnsupportedContentType) -> Response:
+    return problem(415, UnsupportedMediaTypeError.title, "send application/json")
+
+
+def _in_flight(exc: IdempotencyAlreadyInProgressError) -> Response:
+    return problem(
+        409,
+        "Request in progress",
+        "a request with this Idempotency-Key is still being processed; retry later",
+    )
+
+
+def _key_reused(exc: IdempotencyValidationError) -> Response:
+    return problem(
+        422,
+        ValidationFailedError.title,
+        "this Idempotency-Key was used with a different request body",
+        errors=[
+            {
+                "loc": ["header", "Idempotency-Key"],
+                "msg": "already used with a different body",
+                "type": "idempotency_key_reused",
+            }
+        ],
+    )
+
+
+def _no_route(exc: RouteNotFoundError) -> Response:
+    return problem(404, "Not found", "no such route")
+
+
+def _aws(exc: ClientError) -> Response:
+    if exc.response.get("Error", {}).get("Code") in THROTTLING_CODES:
+        return _unavailable("AWS throttled the request after the SDK's retries")
+    return _unexpected(exc)
+
+
+def _idempotency_store(exc: IdempotencyPersistenceLayerError) -> Response:
+    return _unavailable("the idempotency store could not be reached")
+
+
+def _unexpected(exc: Exception) -> Response:
+    logger.exception("unhandled error")
+    return problem(
+        HTTPStatus.INTERNAL_SERVER_ERROR.value,
+        "Internal error",
+        "the request could not be completed; try again later",
+    )
+
+
+#: Each exception class and its answer. Powertools picks the handler of the nearest class in
+#: the raised exception's MRO, so ``Exception`` catches only what nothing else names.
+_HANDLERS: tuple[tuple[type[Exception], Callable[[Any], Response]], ...] = (
+    (ServiceError, _service),
+    (RequestUnsupportedContentType, _content_type),
+    (RequestValidationError, from_request_validation),
+    (IdempotencyAlreadyInProgressError, _in_flight),
+    (IdempotencyValidationError, _key_reused),
+    (RouteNotFoundError, _no_route),
+    (ClientError, _aws),
+    (IdempotencyPersistenceLayerError, _idempotency_store),
+    (Exception, _unexpected),
+)
+
+
 def register(app: APIGatewayHttpResolver) -> None:
     """Install every exception handler on ``app`` (the only error mapping of the API)."""
-
-    @app.exception_handler(ServiceError)
-    def _service(exc: ServiceError) -> Response:
-        if exc.status >= 500:
-            logger.exception("service error")
-        return from_service_error(exc)
-
-    @app.exception_handler(RequestUnsupportedContentType)
-    def _content_type(exc: RequestUnsupportedContentType) -> Response:
-        return problem(415, UnsupportedMediaTypeError.title, "send application/json")
-
-    @app.exception_handler(RequestValidationError)
-    def _validation(exc: RequestValidationError) -> Response:
-        return from_request_validation(exc)
-
-    @app.exception_handler(IdempotencyAlreadyInProgressError)
-    def _in_flight(exc: IdempotencyAlreadyInProgressError) -> Response:
-        return problem(
-            409,
-            "Request in progress",
-            "a request with this Idempotency-Key is still being processed; retry later",
-        )
-
-    @app.exception_handler(IdempotencyValidationError)
-    def _key_reused(exc: IdempotencyValidationError) -> Response:
-        return problem(
-            422,
-            ValidationFailedError.title,
-            "this Idempotency-Key was used with a different request body",
-            errors=[
-                {
-                    "loc": ["header", "Idempotency-Key"],
-                    "msg": "already used with a different body",
-                    "type": "idempotency_key_reused",
-                }
-            ],
-        )
-
-    @app.exception_handler(RouteNotFoundError)
-    def _no_route(exc: RouteNotFoundError) -> Response:
-        return problem(404, "Not found", "no such route")
-
-    @app.exception_handler(ClientError)
-    def _aws(exc: ClientError) -> Response:
-        if exc.response.get("Error", {}).get("Code") in THROTTLING_CODES:
-            return _unavailable("AWS throttled the request after the SDK's retries")
-        return _unexpected(exc)
-
-    @app.exception_handler(IdempotencyPersistenceLayerError)
-    def _idempotency_store(exc: IdempotencyPersistenceLayerError) -> Response:
-        return _unavailable("the idempotency store could not be reached")
-
-    @app.exception_handler(Exception)
-    def _unexpected(exc: Exception) -> Response:
-        logger.exception("unhandled error")
-        return problem(
-            HTTPStatus.INTERNAL_SERVER_ERROR.value,
-            "Internal error",
-            "the request could not be completed; try again later",
-        )
+    for kind, handler in _HANDLERS:
+        app.exception_handler(kind)(handler)

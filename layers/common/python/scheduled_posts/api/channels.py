@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from scheduled_posts.api import secret_rotation
 from scheduled_posts.api.docs import COMMON, responses
 from scheduled_posts.api.params import JSON, ChannelId, Cursor, Deps, Owner, PageSize
 from scheduled_posts.logic import channels as channel_logic
@@ -109,27 +112,20 @@ def delete_channel(channel_id: ChannelId, owner: Owner, deps: Deps) -> Response[
 
 @router.post(
     "/v1/channels/<channel_id>/rotate-secret",
-    summary="Rotate the signing secret (the old one stays valid for SECRET_OVERLAP_SECONDS)",
-    responses=responses(
+    summary=secret_rotation.SUMMARY,
+    responses=secret_rotation.rotation_responses(
         ChannelCreated,
-        200,
-        "Rotated: the new secret is shown only here",
-        errors=(*COMMON, 409),
-        overrides={
-            409: "A concurrent rotation won, too many secrets are still valid, or the channel "
-            "is a network channel (mastodon, bluesky: no signing secret)"
-        },
+        "A concurrent rotation won, too many secrets are still valid, or the channel "
+        "is a network channel (mastodon, bluesky: no signing secret)",
     ),
 )
 def rotate_channel_secret(
     channel_id: ChannelId, owner: Owner, deps: Deps, body: SecretRotation | None = None
 ) -> Response[ChannelCreated]:
-    channel = rotation.rotate_signing_secret(
-        owner,
-        channel_id,
-        channels=deps.channels,
+    return secret_rotation.rotated(
+        partial(rotation.rotate_signing_secret, owner, channel_id, channels=deps.channels),
+        ChannelCreated.of_new,
         settings=deps.settings,
         clock=deps.clock,
-        revoke_previous=body.revoke_previous if body is not None else False,
+        body=body,
     )
-    return Response(status_code=200, content_type=JSON, body=ChannelCreated.of_new(channel))

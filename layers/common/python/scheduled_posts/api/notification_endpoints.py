@@ -4,9 +4,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
+from scheduled_posts.api import secret_rotation
 from scheduled_posts.api.docs import COMMON, responses
 from scheduled_posts.api.params import JSON, Deps, EndpointId, Owner
 from scheduled_posts.logic import notifications as notification_logic
@@ -72,26 +75,25 @@ def delete_notification_endpoint(
 
 @router.post(
     "/v1/notification-endpoints/<endpoint_id>/rotate-secret",
-    summary="Rotate the signing secret (the old one stays valid for SECRET_OVERLAP_SECONDS)",
-    responses=responses(
+    summary=secret_rotation.SUMMARY,
+    responses=secret_rotation.rotation_responses(
         NotificationEndpointCreated,
-        200,
-        "Rotated: the new secret is shown only here",
-        errors=(*COMMON, 409),
-        overrides={409: "A concurrent rotation won, or too many secrets are still valid"},
+        "A concurrent rotation won, or too many secrets are still valid",
     ),
 )
 def rotate_notification_endpoint_secret(
     endpoint_id: EndpointId, owner: Owner, deps: Deps, body: SecretRotation | None = None
 ) -> Response[NotificationEndpointCreated]:
-    endpoint = notification_logic.rotate_endpoint_secret(
+    rotate = partial(
+        notification_logic.rotate_endpoint_secret,
         owner,
         endpoint_id,
         endpoints=deps.notification_endpoints,
+    )
+    return secret_rotation.rotated(
+        rotate,
+        NotificationEndpointCreated.of_new,
         settings=deps.settings,
         clock=deps.clock,
-        revoke_previous=body.revoke_previous if body is not None else False,
-    )
-    return Response(
-        status_code=200, content_type=JSON, body=NotificationEndpointCreated.of_new(endpoint)
+        body=body,
     )

@@ -82,8 +82,35 @@ def redeliver(
     Returns the reopened post (``publishing``), or None when the conditional update lost
     (the post changed meanwhile).
     """
-    assert deps.store is not None and deps.queue is not None
+    assert deps.store is not None and deps.queue is not None and deps.dispatch is not None
     now = deps.clock.now()
+    reopened = deps.dispatch.apply(
+        transitions.reopen(
+            post,
+            deliveries=_reopened_deliveries(post, channel_ids, reset_attempts=reset_attempts),
+            lease_token=new_lease_token(),
+            lease_expires_at=now + timedelta(seconds=deps.settings.LEASE_SECONDS),
+            reason=status_reason,
+            now=now,
+            expected_reason=expected_reason,
+        )
+    )
+    if reopened is None:
+        return None
+    for channel_id in channel_ids:
+        deps.store.forget_failed_delivery(post.schedule_id, channel_id)
+    _dispatch_reopened(reopened, reason, deps=deps)
+    logger.info(
+        "post reopened",
+        extra={"schedule_id": post.schedule_id, "channels": channel_ids, "why": reason.value},
+    )
+    return reopened
+
+
+def _reopened_deliveries(
+    post: Post, channel_ids: list[str], *, reset_attempts: bool
+) -> dict[str, Delivery]:
+    """The ``channel_ids`` deliveries of ``post`` made pending again, with no wait left."""
     deliveries: dict[str, Delivery] = {}
     for channel_id in channel_ids:
         current = post.deliveries.get(channel_id) or Delivery(channel_id=channel_id)
@@ -100,22 +127,13 @@ def redeliver(
                 "rate_slot": None,
             }
         )
-    assert deps.dispatch is not None
-    reopened = deps.dispatch.apply(
-        transitions.reopen(
-            post,
-            deliveries=deliveries,
-            lease_token=new_lease_token(),
-            lease_expires_at=now + timedelta(seconds=deps.settings.LEASE_SECONDS),
-            reason=status_reason,
-            now=now,
-            expected_reason=expected_reason,
-        )
-    )
-    if reopened is None:
-        return None
-    for channel_id in channel_ids:
-        deps.store.forget_failed_delivery(post.schedule_id, channel_id)
+    return deliveries
+
+
+def _dispatch_reopened(reopened: Post, reason: DispatchReason, *, deps: RecoveryDeps) -> None:
+    """Send the reopened post's dispatch message now; a failed send is logged only (the new
+    lease expires and the watchdog re-dispatches). Counts ``Redelivered``."""
+    assert deps.queue is not None
     message = DispatchMessage(
         schedule_id=reopened.schedule_id,
         version=reopened.version,
@@ -126,13 +144,8 @@ def redeliver(
     try:
         deps.queue.send(message, 0)
     except QueueSendError:  # the new lease expires and the watchdog re-dispatches
-        logger.exception("recovery send failed", extra={"schedule_id": post.schedule_id})
+        logger.exception("recovery send failed", extra={"schedule_id": reopened.schedule_id})
     metrics.add_metric(name=Metric.REDELIVERED, unit=Metric.REDELIVERED.unit, value=1)
-    logger.info(
-        "post reopened",
-        extra={"schedule_id": post.schedule_id, "channels": channel_ids, "why": reason.value},
-    )
-    return reopened
 
 
 @tracer.capture_method

@@ -102,6 +102,29 @@ class RoundRecorder:
         self.clock = clock
 
     @tracer.capture_method
+    def _deliver(self, post: Post, due: list[str], started_at: datetime) -> dict[str, ChannelRound]:
+        """Deliver each due channel (concurrently, at most ``MAX_CONCURRENT_DELIVERIES``); each
+        channel's round, in ``due``'s order. Emits ``PublishLagSeconds`` per published one."""
+        if not due:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(MAX_CONCURRENT_DELIVERIES, len(due))) as pool:
+            futures = {
+                cid: pool.submit(self.deliverer.deliver, post, cid, started_at) for cid in due
+            }
+            rounds = {cid: future.result() for cid, future in futures.items()}
+        for cid, r in rounds.items():
+            if r.delivery.status == DeliveryStatus.PUBLISHED and r.delivery.lag_seconds is not None:
+                emit(Metric.PUBLISH_LAG_SECONDS, r.delivery.lag_seconds)
+                logger.info(
+                    "delivered",
+                    extra={
+                        "schedule_id": post.schedule_id,
+                        "channel_id": cid,
+                        "lag_seconds": r.delivery.lag_seconds,
+                    },
+                )
+        return rounds
+
     def run(
         self, post: Post, message: DispatchMessage, *, started_at: datetime | None = None
     ) -> RecordOutcome:
@@ -118,26 +141,8 @@ class RoundRecorder:
         started_at = started_at or self.clock.now()
         current = outcomes.current_deliveries(post)
         due = outcomes.due_channels(current, started_at)
-        rounds: dict[str, ChannelRound] = {}
-        if due:
-            workers = min(MAX_CONCURRENT_DELIVERIES, len(due))
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = {
-                    cid: pool.submit(self.deliverer.deliver, post, cid, started_at) for cid in due
-                }
-                rounds = {cid: future.result() for cid, future in futures.items()}
-        for cid, r in rounds.items():
-            current[cid] = r.delivery
-            if r.delivery.status == DeliveryStatus.PUBLISHED and r.delivery.lag_seconds is not None:
-                emit(Metric.PUBLISH_LAG_SECONDS, r.delivery.lag_seconds)
-                logger.info(
-                    "delivered",
-                    extra={
-                        "schedule_id": post.schedule_id,
-                        "channel_id": cid,
-                        "lag_seconds": r.delivery.lag_seconds,
-                    },
-                )
+        rounds = self._deliver(post, due, started_at)
+        current.update({cid: r.delivery for cid, r in rounds.items()})
         now = self.clock.now()
         owed = outcomes.owed(current)
         changed, attempts = _fold(rounds, completing=not owed)

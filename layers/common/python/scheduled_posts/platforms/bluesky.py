@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.post import Channel
@@ -60,7 +60,6 @@ from scheduled_posts.platforms.atproto_text import tid
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
-    MediaObjects,
     PartRef,
     ThreadProgress,
 )
@@ -90,24 +89,21 @@ from scheduled_posts.platforms.bluesky_record import (
     MENTION_BUDGET_SHARE,
     build_record,
 )
-from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     CredentialsRefusedError,
     DestinationRefusedError,
     HttpAnswer,
-    MethodTransport,
     OutboundError,
 )
 from scheduled_posts.platforms.network_adapter import (
+    AdapterParts,
     NetworkAdapter,
     answer_error,
     rate_limited_error,
     retryable,
 )
-from scheduled_posts.platforms.rate_limits import RateLimitBudget
 from scheduled_posts.platforms.text_length import bluesky_limits
 from scheduled_posts.platforms.thread import deliver_thread, refused_part
-from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
 __all__ = [
@@ -163,19 +159,13 @@ class BlueskyAdapter(NetworkAdapter):
         *,
         access: AccessLoader,
         sessions: SessionCache | None = None,
-        media: MediaObjects | None = None,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer | None = None,
         thread_parts: ThreadProgress | None = None,
+        **parts: Unpack[AdapterParts],
     ) -> None:
-        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
+        super().__init__(settings, **parts)
         self.client = BlueskyClient(self.http)
         self.access = access
         self.sessions: SessionCache = sessions or MemorySessionCache()
-        self.media = media
         self.thread_parts = thread_parts
 
     def deliver(

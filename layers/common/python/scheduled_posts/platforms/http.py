@@ -41,6 +41,7 @@ from scheduled_posts.platforms.transport import (
     send_to_addresses,
 )
 from scheduled_posts.platforms.url_policy import (
+    Destination,
     Resolver,
     UnresolvableDestinationError,
     UnsafeDestinationError,
@@ -197,6 +198,29 @@ class OutboundHttp:
         except DeadlinePassedError as exc:
             raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.TIMEOUT) from exc
 
+    def _destination(self, url: str) -> Destination:
+        """Where ``url`` may be sent (the URL policy, :func:`check_destination`).
+
+        Raises
+        ------
+        DestinationRefusedError
+            When the policy refuses ``url``.
+        OutboundError
+            When its host does not resolve (``dns_error``, nothing sent).
+        """
+        try:
+            return check_destination(
+                url,
+                allowed_origins=self.allowed_origins,
+                resolver=self.resolver,
+                allowed_ports=self.allowed_ports,
+                refused_ports=self.refused_ports,
+            )
+        except UnresolvableDestinationError as exc:
+            raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.DNS_ERROR) from exc
+        except UnsafeDestinationError as exc:
+            raise DestinationRefusedError(str(exc)) from exc
+
     def request(
         self,
         method: str,
@@ -229,18 +253,7 @@ class OutboundHttp:
         timeout = self._timeout()
         if query:
             url = f"{url}{'&' if '?' in url else '?'}{urlencode(query)}"
-        try:
-            destination = check_destination(
-                url,
-                allowed_origins=self.allowed_origins,
-                resolver=self.resolver,
-                allowed_ports=self.allowed_ports,
-                refused_ports=self.refused_ports,
-            )
-        except UnresolvableDestinationError as exc:
-            raise OutboundError(str(exc), maybe_sent=False, kind=AttemptError.DNS_ERROR) from exc
-        except UnsafeDestinationError as exc:
-            raise DestinationRefusedError(str(exc)) from exc
+        destination = self._destination(url)
         sent_headers = {
             "Host": destination.host_header,
             "Accept": "application/json",

@@ -7,23 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Unpack
 
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.answers import receipt_from, safe_remote_id
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
     DeliveryResult,
-    MediaObjects,
     NetworkMediaIds,
     PartRef,
     ThreadProgress,
 )
-from scheduled_posts.platforms.deadline import Timer
 from scheduled_posts.platforms.http import (
     DestinationRefusedError,
     HttpAnswer,
-    MethodTransport,
     OutboundError,
 )
 from scheduled_posts.platforms.mastodon import (
@@ -41,15 +38,14 @@ from scheduled_posts.platforms.mastodon_attach import (
 )
 from scheduled_posts.platforms.mastodon_media import MastodonMediaClient
 from scheduled_posts.platforms.network_adapter import (
+    AdapterParts,
     NetworkAdapter,
     answer_error,
     rate_limited_error,
     retryable,
 )
-from scheduled_posts.platforms.rate_limits import RateLimitBudget
 from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.thread import deliver_thread, refused_part
-from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings
 
 AccessLoader = Callable[[Channel], MastodonAccess]
@@ -91,20 +87,14 @@ class MastodonAdapter(NetworkAdapter):
         settings: Settings,
         *,
         access: AccessLoader,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer | None = None,
-        media: MediaObjects | None = None,
         network_media: NetworkMediaIds | None = None,
         thread_parts: ThreadProgress | None = None,
+        **parts: Unpack[AdapterParts],
     ) -> None:
-        extra: dict[str, Any] = {} if timer is None else {"timer": timer}
-        super().__init__(settings, transport=transport, resolver=resolver, budget=budget, **extra)
+        super().__init__(settings, **parts)
         self.client = MastodonMediaClient(self.http)
         self.access = access
-        #: The media bucket and the store of the instance's media ids (needed for media).
-        self.media = media
+        #: The store of the instance's media ids (needed, with ``media``, for media).
         self.network_media = network_media
         #: A thread's published parts (``ThreadProgress``), stored before the next is sent.
         self.thread_parts = thread_parts

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import time
 from datetime import datetime
+from typing import TypedDict, Unpack
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.models.network import ChannelLimits, ChannelStatus
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
+from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, MediaObjects
 from scheduled_posts.platforms.deadline import AttemptDeadline, Timer
 from scheduled_posts.platforms.http import HttpAnswer, MethodTransport, OutboundError, OutboundHttp
 from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
@@ -55,6 +56,18 @@ def rate_limited_error(
     )
 
 
+class AdapterParts(TypedDict, total=False):
+    """The collaborators every network adapter takes (keywords, each optional): ``transport``,
+    ``resolver`` (injectable for tests), ``budget`` (the rate-limit budget memory), ``timer``
+    (the attempt deadline's clock, float seconds) and ``media`` (the media bucket's bytes)."""
+
+    transport: MethodTransport | None
+    resolver: Resolver | None
+    budget: RateLimitBudget | None
+    timer: Timer | None
+    media: MediaObjects | None
+
+
 class NetworkAdapter:
     """What the network adapters share: outbound HTTP under the URL policy of ``settings``
     (:meth:`OutboundHttp.from_settings`), the channel's rate-limit budget, and the checks made
@@ -70,22 +83,19 @@ class NetworkAdapter:
         The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
     timer
         The clock of the attempt deadline, float seconds (default :func:`time.monotonic`).
+    media
+        The media bucket's bytes (``MediaObjects``); needed for posts with media.
     """
 
     platform: str
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer = time.monotonic,
-    ) -> None:
-        self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
-        self.budget = budget or RateLimitBudget()
-        self.timer: Timer = timer
+    def __init__(self, settings: Settings, **parts: Unpack[AdapterParts]) -> None:
+        self.http = OutboundHttp.from_settings(
+            settings, transport=parts.get("transport"), resolver=parts.get("resolver")
+        )
+        self.budget = parts.get("budget") or RateLimitBudget()
+        self.timer: Timer = parts.get("timer") or time.monotonic
+        self.media = parts.get("media")
 
     def attempt_http(self) -> OutboundHttp:
         """The outbound HTTP of one delivery attempt: all its requests within one deadline of

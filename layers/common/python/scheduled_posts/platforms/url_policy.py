@@ -8,9 +8,9 @@ to the addresses checked then, so a DNS answer that changes between the check an
 Rules (issue 2):
 
 - ``https`` only, and every resolved address must be globally reachable by our pinned
-  :data:`SPECIAL_RANGES` (IANA's special-purpose registries; an IPv6 address also in
-  ``2000::/3``), never :mod:`ipaddress`'s ``is_global``, which changed between Python patch
-  releases (decision "The URL policy's own table of special-purpose addresses").
+  ``SPECIAL_RANGES`` (``special_addresses.py``: IANA's special-purpose registries; an IPv6
+  address also in ``2000::/3``), never :mod:`ipaddress`'s ``is_global``, which changed between
+  Python patch releases (decision "The URL policy's own table of special-purpose addresses").
 - Origins listed in ``OUTBOUND_ALLOWED_ORIGINS`` (formerly ``WEBHOOK_ALLOWED_ORIGINS``, still
   read; ``scheme://host[:port]``; an entry without a
   port matches any port) may use ``http`` and may resolve to private addresses: the local
@@ -34,7 +34,9 @@ import re
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
+
+from scheduled_posts.platforms.special_addresses import non_global_reason
 
 #: ``host -> addresses`` (IPv4 dotted quads or IPv6 text). Raises ``OSError`` when the name does
 #: not resolve. :func:`system_resolver` in production; a dict lookup in tests.
@@ -49,89 +51,6 @@ _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 # Hosts made only of digits, dots and hex that are not canonical dotted quads: inet_aton reads
 # "127.1", "0177.0.0.1" or "0x7f000001" as loopback, so refuse them rather than guess.
 _NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]*))*\.?$")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")  # RFC 4291 section 2.4
-
-
-@dataclass(frozen=True)
-class SpecialRange:
-    """One row of the IANA IPv4 / IPv6 Special-Purpose Address Registries (RFC 6890, RFC 8190):
-    the block, its name, its RFC and the "Globally Reachable" column (``None``: N/A)."""
-
-    network: ipaddress.IPv4Network | ipaddress.IPv6Network
-    name: str
-    rfc: str
-    globally_reachable: bool | None
-
-
-#: The registries as of 2025-10-09 (last rows: ``100:0:0:1::/64``, ``192.88.99.2/32``), pinned
-#: 2026-12-01, plus the address-space registries' multicast and deprecated site-local blocks.
-SPECIAL_RANGES: tuple[SpecialRange, ...] = tuple(
-    SpecialRange(ipaddress.ip_network(block), name, rfc, reachable)
-    for block, name, rfc, reachable in (
-        ("0.0.0.0/8", '"This network"', "RFC 791 section 3.2", False),
-        ("0.0.0.0/32", '"This host on this network"', "RFC 1122 section 3.2.1.3", False),
-        ("10.0.0.0/8", "Private-Use", "RFC 1918", False),
-        ("100.64.0.0/10", "Shared Address Space", "RFC 6598", False),
-        ("127.0.0.0/8", "Loopback", "RFC 1122 section 3.2.1.3", False),
-        ("169.254.0.0/16", "Link Local", "RFC 3927", False),
-        ("172.16.0.0/12", "Private-Use", "RFC 1918", False),
-        ("192.0.0.0/24", "IETF Protocol Assignments", "RFC 6890 section 2.1", False),
-        ("192.0.0.0/29", "IPv4 Service Continuity Prefix", "RFC 7335", False),
-        ("192.0.0.8/32", "IPv4 dummy address", "RFC 7600", False),
-        ("192.0.0.9/32", "Port Control Protocol Anycast", "RFC 7723", True),
-        ("192.0.0.10/32", "Traversal Using Relays around NAT Anycast", "RFC 8155", True),
-        ("192.0.0.170/31", "NAT64/DNS64 Discovery", "RFC 8880", False),  # .170 and .171
-        ("192.0.2.0/24", "Documentation (TEST-NET-1)", "RFC 5737", False),
-        ("192.31.196.0/24", "AS112-v4", "RFC 7535", True),
-        ("192.52.193.0/24", "AMT", "RFC 7450", True),
-        ("192.88.99.0/24", "Deprecated (6to4 Relay Anycast)", "RFC 7526", None),
-        ("192.88.99.2/32", "6a44-relay anycast address", "RFC 6751", False),
-        ("192.168.0.0/16", "Private-Use", "RFC 1918", False),
-        ("192.175.48.0/24", "Direct Delegation AS112 Service", "RFC 7534", True),
-        ("198.18.0.0/15", "Benchmarking", "RFC 2544", False),
-        ("198.51.100.0/24", "Documentation (TEST-NET-2)", "RFC 5737", False),
-        ("203.0.113.0/24", "Documentation (TEST-NET-3)", "RFC 5737", False),
-        ("224.0.0.0/4", "Multicast", "RFC 5771", False),
-        ("240.0.0.0/4", "Reserved", "RFC 1112 section 4", False),
-        ("255.255.255.255/32", "Limited Broadcast", "RFC 919 section 7", False),
-        ("::1/128", "Loopback Address", "RFC 4291", False),
-        ("::/128", "Unspecified Address", "RFC 4291", False),
-        ("::ffff:0:0/96", "IPv4-mapped Address", "RFC 4291", False),
-        ("64:ff9b::/96", "IPv4-IPv6 Translation", "RFC 6052", True),
-        ("64:ff9b:1::/48", "Local-use IPv4/IPv6 Translation", "RFC 8215", False),
-        ("100::/64", "Discard-Only Address Block", "RFC 6666", False),
-        ("100:0:0:1::/64", "Dummy IPv6 Prefix", "RFC 9780", False),
-        ("2001::/23", "IETF Protocol Assignments", "RFC 2928", False),
-        ("2001::/32", "TEREDO", "RFC 4380", None),
-        ("2001:1::1/128", "Port Control Protocol Anycast", "RFC 7723", True),
-        ("2001:1::2/128", "Traversal Using Relays around NAT Anycast", "RFC 8155", True),
-        ("2001:1::3/128", "DNS-SD Service Registration Protocol Anycast", "RFC 9665", True),
-        ("2001:2::/48", "Benchmarking", "RFC 5180", False),
-        ("2001:3::/32", "AMT", "RFC 7450", True),
-        ("2001:4:112::/48", "AS112-v6", "RFC 7535", True),
-        ("2001:10::/28", "Deprecated (previously ORCHID)", "RFC 4843", None),
-        ("2001:20::/28", "ORCHIDv2", "RFC 7343", True),
-        ("2001:30::/28", "Drone Remote ID Protocol Entity Tags (DETs) Prefix", "RFC 9374", True),
-        ("2001:db8::/32", "Documentation", "RFC 3849", False),
-        ("2002::/16", "6to4", "RFC 3056", None),
-        ("2620:4f:8000::/48", "Direct Delegation AS112 Service", "RFC 7534", True),
-        ("3fff::/20", "Documentation", "RFC 9637", False),
-        ("5f00::/16", "Segment Routing (SRv6) SIDs", "RFC 9602", False),
-        ("fc00::/7", "Unique-Local", "RFC 4193", False),
-        ("fe80::/10", "Link-Local Unicast", "RFC 4291", False),
-        ("fec0::/10", "Site-Local, deprecated", "RFC 3879", False),
-        ("ff00::/8", "Multicast", "RFC 4291", False),
-    )
-)
-
-
-def special_range(address: str) -> SpecialRange | None:
-    """The most specific row of :data:`SPECIAL_RANGES` holding ``address``, or ``None``;
-    raises ``ValueError`` when ``address`` is not an IP address."""
-    ip = ipaddress.ip_address(address)
-    rows = [r for r in SPECIAL_RANGES if r.network.version == ip.version and ip in r.network]
-    return max(rows, key=lambda r: r.network.prefixlen, default=None)
 
 
 class UnsafeDestinationError(ValueError):
@@ -175,41 +94,6 @@ def _ip_literal(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
         return ipaddress.ip_address(host)
     except ValueError:
         return None
-
-
-def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    return None
-
-
-def non_global_reason(address: str) -> str | None:
-    """Why ``address`` is not globally reachable, or ``None`` when it is: the most specific
-    row of :data:`SPECIAL_RANGES` decides (only "Globally Reachable" True passes; N/A does not),
-    else an IPv6 address must be in ``2000::/3``. Raises ``ValueError`` for a non-address."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.scope_id:
-            return "an IPv6 address with a zone id"
-        embedded = _embedded_ipv4(ip)
-        if embedded is not None:
-            inner = non_global_reason(str(embedded))
-            if inner is not None:
-                return f"an IPv6 address embedding {embedded}, {inner}"
-    row = special_range(str(ip))
-    if row is not None:
-        if row.globally_reachable:
-            return None
-        return f"in {row.network}, {row.name} ({row.rfc}), not globally reachable"
-    if isinstance(ip, ipaddress.IPv6Address) and ip not in _GLOBAL_UNICAST:
-        return "outside the IPv6 global unicast space 2000::/3 (RFC 4291 section 2.4)"
-    return None
 
 
 def _parse_origin(origin: str) -> tuple[str, str, int | None] | None:
@@ -269,7 +153,7 @@ def _ascii_host(raw: str) -> str:
     return ascii_host
 
 
-def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
+def check_destination(
     url: str,
     *,
     allowed_origins: Sequence[str],
@@ -305,6 +189,34 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
     UnsafeDestinationError
         With one message per refusal (scheme, userinfo, fragment, length, host, address).
     """
+    parts, explicit_port = _split(url)
+    scheme = parts.scheme.lower()
+    host = _ascii_host(parts.hostname or "")
+    port = explicit_port if explicit_port is not None else _DEFAULT_PORTS[scheme]
+    allowed = _check_reach(
+        scheme, host, port, origins=allowed_origins, ports=allowed_ports, refused=refused_ports
+    )
+    literal = _ip_literal(host)
+    addresses = (str(literal),) if literal is not None else _resolve(host, resolver)
+    if not allowed:
+        _refuse_non_global(host, addresses, literal=literal is not None)
+    target = parts.path or "/"
+    if parts.query:
+        target = f"{target}?{parts.query}"
+    return Destination(
+        url=url,
+        scheme=scheme,
+        host=host,
+        port=port,
+        target=target,
+        addresses=addresses,
+    )
+
+
+def _split(url: str) -> tuple[SplitResult, int | None]:
+    """``url`` split, and its explicit port (``None`` without one), after the checks of its
+    text, scheme, host presence, userinfo and port number. Raises
+    :class:`UnsafeDestinationError`."""
     if not isinstance(url, str) or not url:
         raise UnsafeDestinationError("url is required")
     if len(url) > MAX_URL_LENGTH:
@@ -319,8 +231,7 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
         parts = urlsplit(url)
     except ValueError as exc:
         raise UnsafeDestinationError("url is malformed") from exc
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS:
+    if parts.scheme.lower() not in _DEFAULT_PORTS:
         raise UnsafeDestinationError("url scheme must be https")
     if not parts.netloc:
         raise UnsafeDestinationError("url must name a host")
@@ -330,61 +241,67 @@ def check_destination(  # noqa: C901, PLR0912, PLR0915 - decision L5
         explicit_port = parts.port
     except ValueError as exc:
         raise UnsafeDestinationError("url port must be a number from 1 to 65535") from exc
-    if explicit_port == 0:
+    if explicit_port == 0 or parts.netloc.endswith(":"):
         raise UnsafeDestinationError("url port must be a number from 1 to 65535")
-    if parts.netloc.endswith(":"):
-        raise UnsafeDestinationError("url port must be a number from 1 to 65535")
-    host = _ascii_host(parts.hostname or "")
-    port = explicit_port if explicit_port is not None else _DEFAULT_PORTS[scheme]
-    if port in refused_ports:
+    return parts, explicit_port
+
+
+def _check_reach(
+    scheme: str,
+    host: str,
+    port: int,
+    *,
+    origins: Sequence[str],
+    ports: Sequence[int],
+    refused: Sequence[int],
+) -> bool:
+    """Whether ``scheme://host:port`` is an allowed origin, after refusing a refused port, a
+    scheme other than https outside the allowed origins, and there a port other than the
+    scheme's default or an allowed one. Raises :class:`UnsafeDestinationError`."""
+    if port in refused:
         raise UnsafeDestinationError(f"url port {port} is refused on this deployment")
-    allowed = origin_allowed(scheme, host, port, allowed_origins)
+    allowed = origin_allowed(scheme, host, port, origins)
     if scheme != "https" and not allowed:
         raise UnsafeDestinationError("url scheme must be https")
-    if not allowed and port != _DEFAULT_PORTS[scheme] and port not in allowed_ports:
+    if not allowed and port != _DEFAULT_PORTS[scheme] and port not in ports:
         raise UnsafeDestinationError(
             f"url port must be {_DEFAULT_PORTS[scheme]} (the operator may allow more ports)"
         )
+    return allowed
 
-    literal = _ip_literal(host)
-    if literal is not None:
-        addresses: tuple[str, ...] = (str(literal),)
-    else:
+
+def _resolve(host: str, resolver: Resolver) -> tuple[str, ...]:
+    """The addresses ``host`` resolves to (once each, in the resolver's order). Raises
+    :class:`UnresolvableDestinationError` when the resolver raises ``OSError`` or returns
+    nothing."""
+    try:
+        answer = resolver(host)
+    except OSError as exc:
+        raise UnresolvableDestinationError(f"url host {host} does not resolve") from exc
+    addresses = tuple(dict.fromkeys(str(a) for a in answer))
+    if not addresses:
+        raise UnresolvableDestinationError(f"url host {host} does not resolve")
+    return addresses
+
+
+def _refuse_non_global(host: str, addresses: tuple[str, ...], *, literal: bool) -> None:
+    """Raise :class:`UnsafeDestinationError` for the first of ``addresses`` that is not a
+    public address (``literal``: the host is that address), and
+    :class:`UnresolvableDestinationError` for one that is no address at all."""
+    for address in addresses:
         try:
-            answer = resolver(host)
-        except OSError as exc:
-            raise UnresolvableDestinationError(f"url host {host} does not resolve") from exc
-        addresses = tuple(dict.fromkeys(str(a) for a in answer))
-        if not addresses:
-            raise UnresolvableDestinationError(f"url host {host} does not resolve")
-    if not allowed:
-        for address in addresses:
-            try:
-                reason = non_global_reason(address)
-            except ValueError as exc:
-                raise UnresolvableDestinationError(
-                    f"url host {host} resolved to a non-address"
-                ) from exc
-            if reason is not None:
-                where = (
-                    f"url address {host} is"
-                    if literal
-                    else f"url host {host} resolves to {address},"
-                )
-                raise UnsafeDestinationError(
-                    f"{where} {reason}; webhooks may only call public addresses"
-                )
-    target = parts.path or "/"
-    if parts.query:
-        target = f"{target}?{parts.query}"
-    return Destination(
-        url=url,
-        scheme=scheme,
-        host=host,
-        port=port,
-        target=target,
-        addresses=addresses,
-    )
+            reason = non_global_reason(address)
+        except ValueError as exc:
+            raise UnresolvableDestinationError(
+                f"url host {host} resolved to a non-address"
+            ) from exc
+        if reason is not None:
+            where = (
+                f"url address {host} is" if literal else f"url host {host} resolves to {address},"
+            )
+            raise UnsafeDestinationError(
+                f"{where} {reason}; webhooks may only call public addresses"
+            )
 
 
 def system_resolver(host: str) -> list[str]:
