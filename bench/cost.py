@@ -116,7 +116,7 @@ def run_pipeline(posts: int, users: int, batch_size: int, *, media: bool = False
     from local.emulation.lambda_runtime import LambdaContext
     from scheduled_posts.clock import format_instant
     from scheduled_posts.data import aws as aws_clients
-    from scheduled_posts.data.media import S3MediaObjects
+    from scheduled_posts.data.media_objects import S3MediaObjects
     from scheduled_posts.data.post_store import PostStore
     from scheduled_posts.data.queue import DispatchQueue
     from scheduled_posts.logic.promotion import make_promoter

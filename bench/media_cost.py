@@ -65,7 +65,7 @@ class Uploader:
     def __post_init__(self) -> None:
         import boto3
 
-        from scheduled_posts.data.media import s3_client
+        from scheduled_posts.data.media_objects import s3_client
 
         boto3.client("s3", region_name="us-east-1").create_bucket(Bucket=self.bucket)
         s3_client.cache_clear()  # the service's client is made (and metered) from now on

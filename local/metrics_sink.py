@@ -71,13 +71,16 @@ def install(metrics: Metrics) -> CountingMetricsProvider | None:
 
 
 def summary(metrics: Metrics) -> str | None:
-    """``metrics not published locally: 1,234 values of 9 metrics``, or ``None`` when nothing
-    was counted (or metrics are on)."""
+    """``metrics not published locally: 1,234 values of 9 metrics (values per metric:
+    Published 1,200, ...)``: each metric's name with how many values it got, most first (a
+    value may be 0; so a run shows, e.g., that the verifier counted a ``VerificationFindings``),
+    or ``None`` when nothing was counted (or metrics are on)."""
     provider = metrics.provider
     if not isinstance(provider, CountingMetricsProvider) or not provider.counts:
         return None
     values, names = sum(provider.counts.values()), len(provider.counts)
+    each = ", ".join(f"{name} {count:,}" for name, count in provider.counts.most_common())
     return (
         f"metrics not published locally: {values:,} value{'s' * (values != 1)}"
-        f" of {names} metric{'s' * (names != 1)}"
+        f" of {names} metric{'s' * (names != 1)} (values per metric: {each})"
     )

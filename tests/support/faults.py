@@ -47,7 +47,7 @@ CRASH_POINTS = ("before_claim", "after_claim", "mid_delivery", "after_2xx", "bef
 #: Kinds of receiver answer the plan can script (besides a plain 2xx).
 ANSWER_FAULTS = ("5xx", "429", "timeout", "connect_error", "accept_then_timeout")
 #: Retryable statuses the receiver answers (``answer_5xx``; 408 and 425 are retryable too,
-#: ``platforms/webhook.py`` ``outcome_for_status``), each as often.
+#: ``platforms/transport.py`` ``outcome_for_status``), each as often.
 RETRYABLE_STATUSES = (500, 502, 503, 504, 408, 425)
 #: ``Retry-After`` forms sent with a 429 or a 5xx (``None``: no header): delta-seconds, zero,
 #: negative, an HTTP-date in the past (before the worlds' start), garbage, a huge number, a

@@ -1,7 +1,7 @@
 """Media for tests: an in-memory :class:`~scheduled_posts.platforms.base.MediaObjects` for the
 adapters' tests, written to that protocol (``read`` and ``download_url``), not to
-``data/media.py``'s S3 class (the bytes by ``object_key`` in a dict, and a loopback download URL
-that names the key and its validity; :func:`png` makes a real PNG with Pillow and
+``data/media_objects.py``'s S3 class (the bytes by ``object_key`` in a dict, and a loopback
+download URL that names the key and its validity; :func:`png` makes a real PNG with Pillow and
 :meth:`MemoryMediaObjects.add` stores it as a ready upload, probed facts computed from the
 bytes); and :func:`ready_media`, for tests that need a post with media but not the upload
 itself: the item a probe would leave (``POST /v1/media`` then ``complete``), written straight to

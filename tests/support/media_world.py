@@ -19,7 +19,7 @@ from typing import Any
 
 import boto3
 
-from scheduled_posts.data.media import s3_client
+from scheduled_posts.data.media_objects import s3_client
 from scheduled_posts.settings import Settings
 
 #: Share of a world's posts that carry media.

@@ -57,7 +57,7 @@ from scheduled_posts.logic.network_delivery import network_collaborators
 from scheduled_posts.platforms.base import PlatformAdapter
 from scheduled_posts.platforms.bluesky import created_at
 from scheduled_posts.platforms.registry import get_adapter
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse, Urllib3Transport
+from scheduled_posts.platforms.transport import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.support.faults import FaultPlan
 from tests.support.media_faults import KeyedAdapter, MediaFaults

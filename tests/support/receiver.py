@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from scheduled_posts.clock import parse_instant
 from scheduled_posts.platforms.signing import standard_secret, verify
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse, header
+from scheduled_posts.platforms.transport import TransportError, TransportResponse, header
 from tests.support.transport import AnsweringTransport, SentRequest
 
 #: What a resolver built by :meth:`FakeReceiver.resolver` answers for any name: a public
@@ -412,7 +412,7 @@ class ReceiverLedger:
 
 
 class FakeReceiver(ReceiverLedger, AnsweringTransport):
-    """The in-process receiver: a :class:`scheduled_posts.platforms.webhook.Transport`.
+    """The in-process receiver: a :class:`scheduled_posts.platforms.transport.Transport`.
 
     Pass it as ``transport=`` and :meth:`resolver` as ``resolver=`` to the webhook adapter.
     """

@@ -45,7 +45,7 @@ from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.data.aws import reset_clients
 from scheduled_posts.data.dlq import DeadLetterQueue
 from scheduled_posts.data.due_index import DueIndex
-from scheduled_posts.data.media import S3MediaObjects
+from scheduled_posts.data.media_objects import S3MediaObjects
 from scheduled_posts.data.post_store import PostStore
 from scheduled_posts.data.queue import DispatchQueue
 from scheduled_posts.data.reconcile import ReconcileStore

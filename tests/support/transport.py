@@ -1,7 +1,7 @@
 """One scripted fake of the outbound transport, for the tests of the webhook and network adapters.
 
 The adapters send through ``Transport.send(destination, address, body, headers, timeout, *,
-method="POST")`` (:class:`scheduled_posts.platforms.webhook.Transport`). That signature is
+method="POST")`` (:class:`scheduled_posts.platforms.transport.Transport`). That signature is
 written once here: :class:`AnsweringTransport` hands every request to ``answer`` as a
 :class:`SentRequest`; :class:`ScriptedTransport` also keeps the requests and, by default,
 hands out the scripted answers in order. A test that needs another behaviour (count, delay,
@@ -14,8 +14,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from scheduled_posts.platforms.transport import Transport, TransportError, TransportResponse
 from scheduled_posts.platforms.url_policy import Destination
-from scheduled_posts.platforms.webhook import Transport, TransportError, TransportResponse
 
 
 @dataclass(frozen=True)

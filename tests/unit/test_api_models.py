@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from scheduled_posts.models.api import ChannelCreate, PostCreate, PostPatch
+from scheduled_posts.models.api import PostCreate, PostPatch
+from scheduled_posts.models.channel_api import ChannelCreate
 
 CHANNEL = "c0ffee00-0000-4000-8000-000000000001"
 

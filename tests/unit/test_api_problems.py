@@ -7,7 +7,7 @@ import json
 import pytest
 
 from scheduled_posts.errors import LimitExceededError, ValidationFailedError
-from scheduled_posts.logic.posts import parse_if_match
+from scheduled_posts.logic.post_checks import parse_if_match
 from scheduled_posts.problems import clean_errors, from_service_error
 
 

@@ -147,7 +147,9 @@ def test_run_metrics_print_no_emf_line_only_a_summary() -> None:
     )
 
     assert "_aws" not in done.stdout + done.stderr
-    assert done.stdout.strip() == "metrics not published locally: 450 values of 1 metric"
+    assert done.stdout.strip() == (
+        "metrics not published locally: 450 values of 1 metric (values per metric: Published 450)"
+    )
 
 
 def test_counting_metrics_provider_still_refuses_a_wrong_unit(

@@ -26,7 +26,7 @@ from scheduled_posts.platforms.mastodon_media import (
     classify_status,
     classify_upload,
 )
-from scheduled_posts.platforms.webhook import TransportResponse
+from scheduled_posts.platforms.transport import TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import ScriptedTransport
 

@@ -27,7 +27,7 @@ from scheduled_posts.platforms.bluesky import (
 from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError
 from scheduled_posts.platforms.mastodon import MastodonAccess
 from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse
+from scheduled_posts.platforms.transport import TransportError, TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import AnsweringTransport, SentRequest
 

@@ -14,7 +14,7 @@ from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskySession
 from scheduled_posts.platforms.http import HttpAnswer
 from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
-from scheduled_posts.platforms.webhook import TransportResponse
+from scheduled_posts.platforms.transport import TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import ScriptedTransport, SentRequest
 

@@ -14,7 +14,7 @@ from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.http import DestinationRefusedError, OutboundHttp
 from scheduled_posts.platforms.mastodon import MastodonAccess
 from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse
+from scheduled_posts.platforms.transport import TransportError, TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import ScriptedTransport
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from scheduled_posts.models.api import CREDENTIAL_FIELDS, ChannelCreate, ChannelPatch
+from scheduled_posts.models.channel_api import CREDENTIAL_FIELDS, ChannelCreate, ChannelPatch
 from scheduled_posts.models.channel_fields import Platform
 from scheduled_posts.platforms.registry import (
     BUILTIN_SPECS,

@@ -14,9 +14,10 @@ from pydantic import SecretStr
 from scheduled_posts.models.post import Channel
 from scheduled_posts.platforms.base import DeliveryRequest
 from scheduled_posts.platforms.bluesky import BlueskyAccess, BlueskyAdapter, BlueskyClient
-from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp, error_message
+from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
+from scheduled_posts.platforms.network_adapter import error_message
 from scheduled_posts.platforms.redaction import REDACTED, redact
-from scheduled_posts.platforms.webhook import TransportResponse
+from scheduled_posts.platforms.transport import TransportResponse
 from scheduled_posts.settings import Settings
 from tests.support.transport import AnsweringTransport, SentRequest
 

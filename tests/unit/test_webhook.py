@@ -22,16 +22,14 @@ from scheduled_posts.platforms.registry import (
     platform_names,
 )
 from scheduled_posts.platforms.signing import sign, signature_headers, verify
-from scheduled_posts.platforms.url_policy import Destination, check_destination
-from scheduled_posts.platforms.webhook import (
+from scheduled_posts.platforms.transport import (
     MAX_RESPONSE_BYTES,
-    USER_AGENT,
     TransportError,
     Urllib3Transport,
-    WebhookAdapter,
     outcome_for_status,
-    parse_retry_after,
 )
+from scheduled_posts.platforms.url_policy import Destination, check_destination
+from scheduled_posts.platforms.webhook import USER_AGENT, WebhookAdapter, parse_retry_after
 from scheduled_posts.settings import Settings
 from tests.support.http_receiver import HttpReceiver
 from tests.support.receiver import PUBLIC_ADDRESS, Answer, FakeReceiver

@@ -22,7 +22,7 @@ import pytest
 import requests
 from PIL import Image
 
-from scheduled_posts.data.media import s3_client
+from scheduled_posts.data.media_objects import s3_client
 from scheduled_posts.settings import Settings
 from tests.support.api import ApiClient, install_api
 from tests.support.fixtures import AwsResources

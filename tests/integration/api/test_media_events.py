@@ -9,7 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
-from scheduled_posts.data.media import s3_client
+from scheduled_posts.data.media_objects import s3_client
 from scheduled_posts.models.notifications import NotificationEndpoint
 from tests.integration.api.test_media import create, png, upload, uploaded
 from tests.support.api import ApiClient

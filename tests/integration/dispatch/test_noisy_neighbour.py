@@ -13,7 +13,8 @@ import threading
 import time
 
 from scheduled_posts.models.messages import DispatchMessage
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse, WebhookAdapter
+from scheduled_posts.platforms.transport import TransportError, TransportResponse
+from scheduled_posts.platforms.webhook import WebhookAdapter
 from tests.integration.dispatch.conftest import FirePath
 from tests.support.receiver import FakeReceiver
 from tests.support.transport import ScriptedTransport, SentRequest

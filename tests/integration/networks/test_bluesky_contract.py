@@ -25,7 +25,7 @@ from scheduled_posts.platforms.bluesky import (
     MemorySessionCache,
 )
 from scheduled_posts.platforms.http import CredentialsRefusedError, OutboundHttp
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse, Urllib3Transport
+from scheduled_posts.platforms.transport import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.support.transport import ScriptedTransport, SentRequest
 

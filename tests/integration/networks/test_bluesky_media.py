@@ -23,7 +23,7 @@ from scheduled_posts.platforms.bluesky import (
     BlueskySession,
     MemorySessionCache,
 )
-from scheduled_posts.platforms.webhook import TransportError, TransportResponse, Urllib3Transport
+from scheduled_posts.platforms.transport import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.integration.networks.test_bluesky_contract import (
     PUBLISH_AT,

@@ -17,7 +17,7 @@ from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.models.post import Channel, DeliveryStatus, PostStatus
 from scheduled_posts.platforms.mastodon import MastodonAccess
 from scheduled_posts.platforms.mastodon_adapter import MastodonAdapter
-from scheduled_posts.platforms.webhook import TransportResponse
+from scheduled_posts.platforms.transport import TransportResponse
 from tests.integration.dispatch.conftest import FirePath, build_fire_path
 from tests.support.clock import SimClock
 from tests.support.factories import create_channel

@@ -20,7 +20,7 @@ from moto import mock_aws
 from local.bluesky import LocalPds
 from local.mastodon import MastodonStandIn
 from scheduled_posts.clock import format_instant
-from scheduled_posts.data.media import S3MediaObjects, s3_client
+from scheduled_posts.data.media_objects import S3MediaObjects, s3_client
 from scheduled_posts.logic.network_delivery import default_adapters
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.platforms.bluesky import BlueskyClient

@@ -16,7 +16,7 @@ from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.logic.network_delivery import network_collaborators
 from scheduled_posts.logic.publish import Publisher
 from scheduled_posts.platforms.registry import get_adapter
-from scheduled_posts.platforms.webhook import TransportResponse, Urllib3Transport
+from scheduled_posts.platforms.transport import TransportResponse, Urllib3Transport
 from tests.integration.networks.conftest import NetworkFirePath, bluesky_posts, make_channels
 from tests.support.api import ApiClient
 

@@ -14,7 +14,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from scheduled_posts.clock import epoch_seconds
-from scheduled_posts.data.media import MediaRepository, S3MediaObjects
+from scheduled_posts.data.media import MediaRepository
+from scheduled_posts.data.media_objects import S3MediaObjects
 from scheduled_posts.errors import MediaNotFoundError, RetryableDeliveryError, StateConflictError
 from scheduled_posts.models.media import (
     Media,

@@ -23,7 +23,8 @@ from scheduled_posts.data.credentials import CredentialCipher
 from scheduled_posts.data.event_feed import EventFeed
 from scheduled_posts.data.import_queue import ImportQueue
 from scheduled_posts.data.imports import ImportStore, S3ImportFiles
-from scheduled_posts.data.media import MediaRepository, S3MediaObjects
+from scheduled_posts.data.media import MediaRepository
+from scheduled_posts.data.media_objects import S3MediaObjects
 from scheduled_posts.data.notification_endpoints import NotificationEndpointRepository
 from scheduled_posts.data.posting_queue import PostingQueueStore
 from scheduled_posts.data.posts import PostRepository

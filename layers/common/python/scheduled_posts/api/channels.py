@@ -11,7 +11,7 @@ from scheduled_posts.api.docs import COMMON, responses
 from scheduled_posts.api.params import JSON, ChannelId, Cursor, Deps, Owner, PageSize
 from scheduled_posts.logic import channels as channel_logic
 from scheduled_posts.logic import rotation
-from scheduled_posts.models.api import (
+from scheduled_posts.models.channel_api import (
     ChannelCreate,
     ChannelCreated,
     ChannelList,

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from scheduled_posts.api.docs import COMMON, responses
 from scheduled_posts.api.params import JSON, Deps, EndpointId, Owner
 from scheduled_posts.logic import notifications as notification_logic
-from scheduled_posts.models.api import SecretRotation
+from scheduled_posts.models.channel_api import SecretRotation
 from scheduled_posts.models.notifications import (
     NotificationEndpointCreate,
     NotificationEndpointCreated,

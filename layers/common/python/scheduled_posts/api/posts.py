@@ -28,8 +28,7 @@ from scheduled_posts.api.params import (
     PostDepsArg,
     ScheduleId,
 )
-from scheduled_posts.logic import drafts, event_feed, recovery, verify
-from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic import drafts, event_feed, post_reads, recovery, verify
 from scheduled_posts.logic.permalinks import planned_urls_of
 from scheduled_posts.models.api import (
     ID_PATTERN,
@@ -118,7 +117,7 @@ def list_posts(
         Query(pattern=ID_PATTERN, description="Only this recurring schedule's occurrences"),
     ] = None,
 ) -> PostPage:
-    page = post_logic.list_posts(
+    page = post_reads.list_posts(
         owner,
         channel_id=channel_id,
         status=status,
@@ -139,7 +138,7 @@ def list_posts(
     responses=responses(PostOut),
 )
 def get_post(schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg) -> Response[PostOut]:
-    post = post_logic.get_post(owner, schedule_id, deps=deps)
+    post = post_reads.get_post(owner, schedule_id, deps=deps)
     return _post_response(PostOut.of(post, planned_urls_of(owner, post, deps.channels)))
 
 
@@ -179,7 +178,7 @@ def cancel_post(
     responses=responses(AttemptList),
 )
 def list_attempts(schedule_id: ScheduleId, owner: Owner, deps: PostDepsArg) -> AttemptList:
-    found = post_logic.list_attempts(owner, schedule_id, deps=deps)
+    found = post_reads.list_attempts(owner, schedule_id, deps=deps)
     return AttemptList(items=[AttemptOut.of(a) for a in found])
 
 
@@ -218,5 +217,5 @@ def retry_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[Po
 )
 def verify_post(schedule_id: ScheduleId, owner: Owner, deps: Deps) -> Response[PostOut]:
     verify.verify_post(owner, schedule_id, deps=deps.verify_deps)
-    post = post_logic.get_post(owner, schedule_id, deps=deps.post_deps)
+    post = post_reads.get_post(owner, schedule_id, deps=deps.post_deps)
     return _post_response(PostOut.of(post))

@@ -6,7 +6,7 @@ adapters treat a fetched thumb exactly as an uploaded image."""
 from __future__ import annotations
 
 from scheduled_posts.buckets import MEDIA_BUCKET
-from scheduled_posts.data.media import S3MediaObjects
+from scheduled_posts.data.media_objects import S3MediaObjects
 
 
 def put_thumb(objects: S3MediaObjects, key: str, data: bytes, content_type: str) -> None:

@@ -26,7 +26,7 @@ from scheduled_posts.buckets import IMPORT_PREFIX
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.data.aws import dynamodb_resource
 from scheduled_posts.data.dynamo import is_condition_failure
-from scheduled_posts.data.media import s3_client
+from scheduled_posts.data.media_objects import s3_client
 from scheduled_posts.lifecycle.import_events import IMPORT_SK_PREFIX
 from scheduled_posts.models.imports import ImportOut, ImportRowOut, ImportStatus
 

@@ -12,22 +12,17 @@ import threading
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
-from functools import cache
 from typing import Any
 
-import boto3
 from boto3.dynamodb.conditions import Attr, Key
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
-from scheduled_posts.buckets import MEDIA_BUCKET
 from scheduled_posts.clock import epoch_seconds, format_instant, instant_from_storage
-from scheduled_posts.data.aws import BOTO_CONFIG, dynamodb_resource
-from scheduled_posts.data.dynamo import error_code, is_condition_failure
-from scheduled_posts.errors import MediaNotFoundError, RetryableDeliveryError, StateConflictError
+from scheduled_posts.data.aws import dynamodb_resource
+from scheduled_posts.data.dynamo import is_condition_failure
+from scheduled_posts.errors import MediaNotFoundError, StateConflictError
 from scheduled_posts.models.media import Media, MediaStatus, Probed, RejectionReason
-from scheduled_posts.platforms.base import PublishedMedia
 
 MEDIA_PREFIX = "MEDIA#"
 _CREATING = threading.Lock()
@@ -318,99 +313,3 @@ class MediaRepository:
             if is_condition_failure(exc):
                 raise MediaNotFoundError("media not found") from exc
             raise
-
-
-@cache
-def s3_client() -> Any:
-    """The process's S3 client (``data/aws.py``'s botocore config)."""
-    with _CREATING:
-        # SigV4 for the pre-signed POST forms and GET links (S3 accepts SigV2 in few regions)
-        return boto3.client("s3", config=BOTO_CONFIG.merge(Config(signature_version="s3v4")))
-
-
-class S3MediaObjects:
-    """The media bucket's objects: implements ``platforms.base.MediaObjects`` (``read``,
-    ``download_url``) and the API's ``presign_upload``, ``head``, ``read_key``, ``delete``.
-    ``client`` is a boto3 S3 client (default: the process's, created lazily)."""
-
-    def __init__(self, bucket: str, client: Any | None = None) -> None:
-        self.bucket = bucket
-        self._client = client
-
-    @property
-    def client(self) -> Any:
-        return self._client or s3_client()
-
-    def presign_upload(
-        self, key: str, content_type: str, size: int, expires_seconds: int
-    ) -> dict[str, Any]:
-        """A pre-signed POST policy for ``key``: ``{"url", "fields"}`` (S3 API Reference,
-        "Browser-Based Uploads Using POST"; boto3 ``generate_presigned_post``). Its conditions
-        (``buckets.MEDIA_BUCKET.upload_policy``) make S3 refuse any other file:
-        ``content-length-range`` exactly ``[size, size]``, ``Content-Type`` equal to
-        ``content_type``, and the pending tag the lifecycle expires after a day; the key and
-        bucket are fixed by boto3."""
-        fields, conditions = MEDIA_BUCKET.upload_policy(content_type, size)
-        return dict(
-            self.client.generate_presigned_post(
-                Bucket=self.bucket,
-                Key=key,
-                Fields=fields,
-                Conditions=conditions,
-                ExpiresIn=expires_seconds,
-            )
-        )
-
-    def keep(self, key: str) -> bool:
-        """Remove the pending tag of ``key`` (``DeleteObjectTagging``, idempotent), so the
-        lifecycle rule no longer expires it (an upload a post names); False when no object is
-        there (404: the rule removed it, or it was never uploaded). Raises botocore's other
-        errors as they are."""
-        try:
-            self.client.delete_object_tagging(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
-                return False
-            raise
-        return True
-
-    def head(self, key: str) -> dict[str, Any] | None:
-        """``HeadObject`` of ``key`` (``ContentLength``, ``ContentType``...), ``None`` when no
-        object is there (404)."""
-        try:
-            return dict(self.client.head_object(Bucket=self.bucket, Key=key))
-        except ClientError as exc:
-            if error_code(exc) in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise
-
-    def read_key(self, key: str) -> bytes:
-        """The bytes of ``key`` (``GetObject``; botocore's errors are raised as they are)."""
-        return bytes(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
-
-    def read(self, media: PublishedMedia) -> bytes:
-        """The bytes of a ready upload, for the adapters.
-
-        Raises
-        ------
-        RetryableDeliveryError
-            When S3 cannot answer now (any ``ClientError`` or connection error).
-        """
-        try:
-            return self.read_key(media.object_key)
-        except (ClientError, BotoCoreError) as exc:
-            raise RetryableDeliveryError(f"the media bucket did not answer: {exc}") from exc
-
-    def download_url(self, media: PublishedMedia, *, expires_seconds: int) -> str:
-        """A pre-signed ``GET`` URL of the upload's bytes valid ``expires_seconds``."""
-        return str(
-            self.client.generate_presigned_url(
-                "get_object",
-                Params={"Bucket": self.bucket, "Key": media.object_key},
-                ExpiresIn=expires_seconds,
-            )
-        )
-
-    def delete(self, key: str) -> None:
-        """Delete ``key`` (S3 answers 204 whether or not it existed)."""
-        self.client.delete_object(Bucket=self.bucket, Key=key)

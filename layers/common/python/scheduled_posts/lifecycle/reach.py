@@ -28,7 +28,7 @@ from scheduled_posts.models.post import Attempt
 
 #: HTTP answers that publish nothing (RFC 6585 section 4, RFC 9110 section 15.6.4).
 NOTHING_PUBLISHED_STATUSES = frozenset({429, 503})
-#: Attempt-error words of failures before anything was sent (``platforms.webhook.AttemptError``,
+#: Attempt-error words of failures before anything was sent (``platforms.transport.AttemptError``,
 #: which the network adapters share; ``rate_limited``: a network's budget we hold spent,
 #: ``platforms.rate_limits``, checked before the request; ``media_processing``: the post waits
 #: for its media, ``platforms/mastodon_attach.py``).

@@ -32,9 +32,11 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.data.account import AccountStore
 from scheduled_posts.errors import StateConflictError, VersionConflictError
 from scheduled_posts.lifecycle import outcomes
-from scheduled_posts.logic.posts import PostDeps, cancel_post
+from scheduled_posts.logic.post_edits import cancel_post
+from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.logic.series import SeriesDeps, delete_series, series_out
-from scheduled_posts.models.api import AttemptOut, ChannelOut, PostOut
+from scheduled_posts.models.api import AttemptOut, PostOut
+from scheduled_posts.models.channel_api import ChannelOut
 from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.models.post import PostStatus
 from scheduled_posts.observability import logger

@@ -22,7 +22,7 @@ from scheduled_posts.errors import (
 )
 from scheduled_posts.logic.cursor import CHANNELS_QUERY, CursorCodec
 from scheduled_posts.logic.network_accounts import ChannelSecrets, CredentialChecker
-from scheduled_posts.models.api import ChannelCreate, ChannelPatch
+from scheduled_posts.models.channel_api import ChannelCreate, ChannelPatch
 from scheduled_posts.models.network import ChannelAccount, ChannelStatus
 from scheduled_posts.models.post import Channel
 from scheduled_posts.observability import logger

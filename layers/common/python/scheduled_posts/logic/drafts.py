@@ -15,7 +15,8 @@ promotion of a post due within the lookahead. Rules:
 * ``If-Match`` applies as to a post's edit (412 on a stale version, 422 when malformed).
 
 The routes call the functions here for every post; what is not a draft goes on to
-``logic/posts.py`` unchanged (a ``"now"`` first becomes this instant).
+``logic/post_reads.py`` and ``logic/post_edits.py`` unchanged (a ``"now"`` first becomes this
+instant).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from scheduled_posts import keys
 from scheduled_posts.clock import format_instant
 from scheduled_posts.data.drafts import DraftStore
 from scheduled_posts.errors import StateConflictError, ValidationFailedError, VersionConflictError
-from scheduled_posts.logic import link_cards, posts
+from scheduled_posts.logic import link_cards, post_checks, post_edits, post_reads, posts
 from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
 from scheduled_posts.logic.posting_queue import NEXT_FREE_SLOT
@@ -71,7 +72,7 @@ def create_draft(
         The caller already has ``MAX_DRAFTS`` drafts (429).
     """
     now = deps.clock.now()
-    posts.raise_if(
+    post_checks.raise_if(
         channel_errors(
             owner,
             request.channel_ids,
@@ -106,8 +107,8 @@ def create_draft(
 
 
 def _checked(post: Post, if_match: str | None) -> None:
-    expected = posts.parse_if_match(if_match)
-    if expected is not None and posts.etag(post) not in expected:
+    expected = post_checks.parse_if_match(if_match)
+    if expected is not None and post_checks.etag(post) not in expected:
         raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
 
 
@@ -123,7 +124,7 @@ def update_post(
     owner: str, schedule_id: str, body: PostEditBody, *, if_match: str | None, deps: PostDeps
 ) -> Post:
     """``PATCH``: edit a draft, schedule it (a ``publish_at``), or edit any other post
-    (:func:`logic.posts.update_post`, ``"now"`` made this instant).
+    (:func:`logic.post_edits.update_post`, ``"now"`` made this instant).
 
     Raises
     ------
@@ -133,9 +134,9 @@ def update_post(
         A field breaks the rules (nothing changes); ``next_free_slot`` for a post that is not a
         draft (its queue is for new posts and drafts).
     StateConflictError, VersionConflictError, LimitExceededError
-        As :func:`logic.posts.update_post`; a draft changed meanwhile; ``MAX_PENDING_POSTS``.
+        As :func:`logic.post_edits.update_post`; a draft changed meanwhile; ``MAX_PENDING_POSTS``.
     """
-    post = posts.get_post(owner, schedule_id, deps=deps)
+    post = post_reads.get_post(owner, schedule_id, deps=deps)
     if post.status != PostStatus.DRAFT:
         if body.word() == NEXT_FREE_SLOT:
             raise ValidationFailedError(
@@ -150,7 +151,7 @@ def update_post(
             )
         now = deps.clock.now() if body.word() == "now" else None
         patch = body.with_instant(now) if body.word() else body
-        return posts.update_post(owner, schedule_id, patch, if_match=if_match, deps=deps)
+        return post_edits.update_post(owner, schedule_id, patch, if_match=if_match, deps=deps)
     _checked(post, if_match)
     try:
         if body.publish_at is None:
@@ -162,7 +163,7 @@ def update_post(
 
 def _edit_draft(post: Post, patch: PostPatch, *, deps: PostDeps) -> Post:
     """The draft with ``patch`` applied (version + 1), after the channel rules."""
-    posts.raise_if(
+    post_checks.raise_if(
         patched_channel_errors(post.owner, post, patch, channels=deps.channels, media=deps.media)
     )
     attach_media(post.owner, patch.media_ids, deps=deps.uploads)
@@ -199,8 +200,8 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
     request = _as_create(post, body)
     queued = request.publish_at == NEXT_FREE_SLOT
     publish_at: datetime = now if request.publish_at == "now" else request.publish_at  # type: ignore[assignment]
-    posts.raise_if(
-        ([] if queued else posts.publish_at_errors(publish_at, now, settings))
+    post_checks.raise_if(
+        ([] if queued else post_checks.publish_at_errors(publish_at, now, settings))
         + channel_errors(  # the create's rules again: a channel may have gone since
             post.owner,
             request.channel_ids,
@@ -236,7 +237,7 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
         DraftStore(deps.posts).schedule(
             post,
             new,
-            late=posts.needs_marker(new.publish_at, now, settings),
+            late=post_checks.needs_marker(new.publish_at, now, settings),
             max_pending=settings.MAX_PENDING_POSTS,
         )
     except Exception:
@@ -256,16 +257,16 @@ def delete_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
 ) -> Post | None:
     """``DELETE``: remove a draft (None: nothing is left to show), or cancel any other post
-    (:func:`logic.posts.cancel_post`, its cancelled self returned).
+    (:func:`logic.post_edits.cancel_post`, its cancelled self returned).
 
     Raises
     ------
     PostNotFoundError, StateConflictError, VersionConflictError, ValidationFailedError
-        As :func:`logic.posts.cancel_post`; a draft changed meanwhile.
+        As :func:`logic.post_edits.cancel_post`; a draft changed meanwhile.
     """
-    post = posts.get_post(owner, schedule_id, deps=deps)
+    post = post_reads.get_post(owner, schedule_id, deps=deps)
     if post.status != PostStatus.DRAFT:
-        return posts.cancel_post(owner, schedule_id, deps=deps, if_match=if_match)
+        return post_edits.cancel_post(owner, schedule_id, deps=deps, if_match=if_match)
     _checked(post, if_match)
     try:
         DraftStore(deps.posts).delete(post)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from scheduled_posts.clock import Clock
 from scheduled_posts.data.event_feed import EventFeed, StoredEvent
 from scheduled_posts.feed_order import readable
-from scheduled_posts.logic import posts as post_logic
+from scheduled_posts.logic import post_reads
 from scheduled_posts.logic.cursor import FEED_QUERY, CursorCodec
 from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.observability import tracer
@@ -73,5 +73,5 @@ def post_events(
     PostNotFoundError
         Missing, another user's, or past its retention.
     """
-    post_logic.get_post(owner, schedule_id, deps=deps)
+    post_reads.get_post(owner, schedule_id, deps=deps)
     return feed.post_events(schedule_id, now_epoch=deps.clock.now().timestamp())

@@ -6,7 +6,8 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import ValidationFailedError
 from scheduled_posts.logic.calendar_feed import window
 from scheduled_posts.logic.cursor import CursorCodec
-from scheduled_posts.logic.posts import PostDeps, list_posts
+from scheduled_posts.logic.post_reads import list_posts
+from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.models.post import Post
 
 #: Most posts one export answers: the Lambda response payload is 6 MB at most (Lambda quotas,

@@ -25,7 +25,8 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.errors import LimitExceededError, ServiceError, ValidationFailedError
 from scheduled_posts.logic.import_file import ImportRow
 from scheduled_posts.logic.network_rules import channel_errors
-from scheduled_posts.logic.posts import PostDeps, create_post, publish_at_errors
+from scheduled_posts.logic.post_checks import publish_at_errors
+from scheduled_posts.logic.posts import PostDeps, create_post
 from scheduled_posts.models.api import PostCreate
 
 #: Namespace of the import and row ids (a fixed random UUID; never change it).

@@ -40,7 +40,7 @@ MAX_IN_USE_PAGES = 50
 
 
 class UploadObjects(Protocol):
-    """What the media logic needs of the bucket (``data.media.S3MediaObjects``)."""
+    """What the media logic needs of the bucket (``data.media_objects.S3MediaObjects``)."""
 
     def presign_upload(
         self, key: str, content_type: str, size: int, expires_seconds: int

@@ -19,7 +19,7 @@ from typing import Any
 
 from scheduled_posts.data.channels import ChannelRepository
 from scheduled_posts.data.credentials import CredentialCipher, CredentialsUnavailableError
-from scheduled_posts.data.media import S3MediaObjects
+from scheduled_posts.data.media_objects import S3MediaObjects
 from scheduled_posts.data.network_media import NetworkMediaLog
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.logic.network_accounts import ChannelSecrets

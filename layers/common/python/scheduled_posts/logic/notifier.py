@@ -40,14 +40,9 @@ from scheduled_posts.lifecycle.metric_names import Metric
 from scheduled_posts.models.notifications import NotifyMessage
 from scheduled_posts.observability import logger, metrics
 from scheduled_posts.platforms.retry_after import bounded_retry_after
+from scheduled_posts.platforms.transport import StatusOutcome, Transport, header, outcome_for_status
 from scheduled_posts.platforms.url_policy import Resolver, UnsafeDestinationError
-from scheduled_posts.platforms.webhook import (
-    StatusOutcome,
-    Transport,
-    WebhookAdapter,
-    header,
-    outcome_for_status,
-)
+from scheduled_posts.platforms.webhook import WebhookAdapter
 from scheduled_posts.settings import Settings
 
 #: ``User-Agent`` of every notification.

@@ -43,7 +43,8 @@ from scheduled_posts.logic.materialize import MaterializeDeps
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import channel_errors, patched_channel_errors
-from scheduled_posts.logic.posts import Promoter, parse_if_match
+from scheduled_posts.logic.post_checks import parse_if_match
+from scheduled_posts.logic.posts import Promoter
 from scheduled_posts.logic.series_reads import (  # noqa: F401  (api/ and logic/ read them here)
     SeriesNotFoundError,
     checked_bounds,

@@ -27,7 +27,7 @@ from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import Post
 from scheduled_posts.observability import logger
 
-#: ``_edited(post, patch, owner=, now=, deps=)`` of ``logic.posts``: the patched post after the
+#: ``_edited(post, patch, owner=, now=, deps=)`` of ``logic.post_edits``: the patched post after the
 #: create rules (length per channel, media), passed in to keep one home for them.
 Edited = Callable[..., Post]
 

@@ -1,5 +1,5 @@
 """Fields of the channel bodies that read the platform registry or have a rule of their own:
-the ``platform`` name and the networks' base URLs (``models/api.py`` uses them)."""
+the ``platform`` name and the networks' base URLs (``models/channel_api.py`` uses them)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ from pydantic_core import PydanticCustomError
 from scheduled_posts import recurrence
 from scheduled_posts.clock import format_instant, parse_instant
 from scheduled_posts.models.account_media import ExportMedia
-from scheduled_posts.models.api import ChannelIds, ChannelOut, Content, ExportPost, MediaIds
+from scheduled_posts.models.api import ChannelIds, Content, ExportPost, MediaIds
+from scheduled_posts.models.channel_api import ChannelOut
 from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.models.variants import Variant, Variants
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot

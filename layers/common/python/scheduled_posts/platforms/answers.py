@@ -21,7 +21,7 @@ rows, events and the API is bounded here first:
   with an offset, stored as UTC milliseconds, ``http_status`` 100..599, ``body_sha256`` 64
   lowercase hex digits; anything else is dropped, and an empty receipt is none.
 - ``error``: at most :data:`MAX_ERROR_CHARS` characters (the network's own message is already
-  cut to 300 by ``platforms/http.py``; this bounds every error, whatever its source).
+  cut to 300 by ``platforms/network_adapter.py``; this bounds every error, whatever its source).
 
 A dropped value never changes the outcome: the network did publish the post, so it is
 ``published`` without that id or link. With these bounds a post's 10 channels hold at most

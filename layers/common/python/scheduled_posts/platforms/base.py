@@ -47,7 +47,7 @@ class PublishedMedia(BaseModel):
 
 
 class MediaObjects(Protocol):
-    """The bytes of the media bucket, for the adapters (``data/media.py`` implements it on S3).
+    """The bytes of the media bucket, for the adapters (``data/media_objects.py``: on S3).
 
     ``read`` returns the object's bytes (raises ``RetryableDeliveryError`` when S3 cannot answer
     now); ``download_url`` a pre-signed ``GET`` URL valid ``expires_seconds``."""

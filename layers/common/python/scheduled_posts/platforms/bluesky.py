@@ -88,13 +88,15 @@ from scheduled_posts.platforms.http import (
     DestinationRefusedError,
     HttpAnswer,
     MethodTransport,
-    NetworkAdapter,
     OutboundError,
-    RateLimitBudget,
+)
+from scheduled_posts.platforms.network_adapter import (
+    NetworkAdapter,
     answer_error,
     rate_limited_error,
     retryable,
 )
+from scheduled_posts.platforms.rate_limits import RateLimitBudget
 from scheduled_posts.platforms.text_length import bluesky_limits
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings

@@ -23,9 +23,9 @@ from scheduled_posts.platforms.http import (
     HttpAnswer,
     OutboundError,
     OutboundHttp,
-    error_message,
 )
-from scheduled_posts.platforms.webhook import http_word
+from scheduled_posts.platforms.network_adapter import error_message
+from scheduled_posts.platforms.transport import http_word
 
 POST_COLLECTION = "app.bsky.feed.post"
 DEFAULT_SERVICE_URL = "https://bsky.social"

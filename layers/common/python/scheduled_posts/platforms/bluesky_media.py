@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from scheduled_posts.errors import RetryableDeliveryError
 from scheduled_posts.platforms.base import DeliveryRequest, MediaObjects, PublishedMedia
-from scheduled_posts.platforms.http import HttpAnswer, RequestBodyTooLargeError, answer_error
+from scheduled_posts.platforms.http import HttpAnswer, RequestBodyTooLargeError
+from scheduled_posts.platforms.network_adapter import answer_error
 
 if TYPE_CHECKING:
     from scheduled_posts.platforms.bluesky_client import BlueskyClient, BlueskySession

@@ -2,8 +2,8 @@
 attempt").
 
 A webhook attempt is one request, bounded as a whole by ``DELIVERY_TIMEOUT_SECONDS``
-(``platforms/webhook.py``: :func:`~scheduled_posts.platforms.webhook.send_to_addresses` and the
-transport's socket deadline). A network attempt makes several requests (Bluesky: getRecord,
+(``platforms/transport.py``: :func:`~scheduled_posts.platforms.transport.send_to_addresses` and
+the transport's socket deadline). A network attempt makes several requests (Bluesky: getRecord,
 createSession or refreshSession, resolveHandle per mention, putRecord; Mastodon: the status,
 and after a lost answer the listing and sources), so the same bound is an
 :class:`AttemptDeadline` shared by all of them: each request gets what is left of it as its

@@ -7,53 +7,45 @@ fresh DNS answer, public addresses only unless the origin is in ``OUTBOUND_ALLOW
 port rules ``WEBHOOK_ALLOWED_PORTS``/``WEBHOOK_REFUSED_PORTS``), and the transport connects
 to a checked address itself (no second lookup), never follows redirects, is bounded by
 ``DELIVERY_TIMEOUT_SECONDS`` and reads at most
-:data:`~scheduled_posts.platforms.webhook.MAX_RESPONSE_BYTES` of an answer.
+:data:`~scheduled_posts.platforms.transport.MAX_RESPONSE_BYTES` of an answer.
 
 Errors say what happened in the words of webhook attempt errors (docs/dispatch.md):
-:attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.webhook.AttemptError` word or
+:attr:`OutboundError.kind` is an :class:`~scheduled_posts.platforms.transport.AttemptError` word or
 ``http_<status>``, and :func:`answer_error` starts with ``http_<status>``.
 
-Rate-limit headers are read once for both networks in ``platforms/rate_limits.py`` (re-exported
-here). Every request of a delivery attempt ends by the attempt's one deadline
-(:meth:`OutboundHttp.within`, ``platforms/deadline.py``).
+Rate-limit headers are read once for both networks in ``platforms/rate_limits.py``; the adapter
+base and the attempt-error messages are in ``platforms/network_adapter.py``. Every request of a
+delivery attempt ends by the attempt's one deadline (:meth:`OutboundHttp.within`,
+``platforms/deadline.py``).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from urllib3 import encode_multipart_formdata
 
-from scheduled_posts.errors import RetryableDeliveryError
-from scheduled_posts.models.network import ChannelLimits, ChannelStatus
-from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult
-from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError, Timer
-from scheduled_posts.platforms.rate_limits import RateLimitBudget, rate_limit_wait_seconds
-from scheduled_posts.platforms.redaction import authorization_secrets, redact
-from scheduled_posts.platforms.registry import check_length
+from scheduled_posts.platforms.deadline import AttemptDeadline, DeadlinePassedError
+from scheduled_posts.platforms.redaction import authorization_secrets
+from scheduled_posts.platforms.transport import (
+    AttemptError,
+    Transport,
+    TransportError,
+    Urllib3Transport,
+    header,
+    send_to_addresses,
+)
 from scheduled_posts.platforms.url_policy import (
     Resolver,
     UnresolvableDestinationError,
     UnsafeDestinationError,
     check_destination,
     system_resolver,
-)
-from scheduled_posts.platforms.webhook import (
-    AttemptError,
-    Transport,
-    TransportError,
-    Urllib3Transport,
-    header,
-    http_word,
-    send_to_addresses,
 )
 from scheduled_posts.settings import Settings
 
@@ -291,116 +283,3 @@ def _encode_body(
     if len(body) > MAX_REQUEST_BODY_BYTES:
         raise RequestBodyTooLargeError(f"{len(body)} bytes, over {MAX_REQUEST_BODY_BYTES}")
     return body, content_type
-
-
-def retryable(network: str, exc: OutboundError) -> RetryableDeliveryError:
-    """The retryable delivery error for a transport failure (no answer):
-    ``<kind>: <network>: <detail>``."""
-    return RetryableDeliveryError(f"{exc.kind}: {network}: {exc}")
-
-
-def answer_error(answer: HttpAnswer, what: str) -> str:
-    """``http_<status>: <what>: <the network's message>`` (an attempt error, docs/dispatch.md)."""
-    return f"{http_word(answer.status)}: {what}: {error_message(answer)}"
-
-
-def error_message(answer: HttpAnswer, *, limit: int = 300) -> str:
-    """The network's own message (``error``/``message`` of a JSON body, or an excerpt of the
-    body), credentials :func:`redact`-ed (quoted only here), at most ``limit`` characters."""
-    data = answer.json_object()
-    parts = [str(data[k]) for k in ("error", "message") if isinstance(data.get(k), str)]
-    text = ": ".join(dict.fromkeys(parts)) or answer.body[: 4 * limit].decode("utf-8", "replace")
-    return redact(" ".join(text.split()), answer.sent_secrets)[:limit] or "(no message)"
-
-
-def rate_limited_error(
-    network: str, answer: HttpAnswer, *, now: datetime, wait: float | None
-) -> RetryableDeliveryError:
-    """The error of a 429: ``rate_limited``, waiting ``Retry-After`` or the reset header (else
-    ``wait``, what :meth:`RateLimitBudget.note` found), so no attempt is used up."""
-    return RetryableDeliveryError(
-        answer_error(answer, f"{network} rate limit"),
-        http_status=429,
-        rate_limited=True,
-        retry_after_seconds=rate_limit_wait_seconds(answer, now=now) or wait,
-    )
-
-
-class NetworkAdapter:
-    """What the network adapters share: outbound HTTP under the URL policy of ``settings``
-    (:meth:`OutboundHttp.from_settings`), the channel's rate-limit budget, and the checks made
-    before any request (:meth:`before_request`). Subclasses set ``platform``.
-
-    Parameters
-    ----------
-    settings
-        ``OUTBOUND_ALLOWED_ORIGINS``, the port rules and ``DELIVERY_TIMEOUT_SECONDS``.
-    transport, resolver
-        Injectable for tests.
-    budget
-        The rate-limit budget memory (default: a fresh :class:`RateLimitBudget`).
-    timer
-        The clock of the attempt deadline, float seconds (default :func:`time.monotonic`).
-    """
-
-    platform: str
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        transport: MethodTransport | None = None,
-        resolver: Resolver | None = None,
-        budget: RateLimitBudget | None = None,
-        timer: Timer = time.monotonic,
-    ) -> None:
-        self.http = OutboundHttp.from_settings(settings, transport=transport, resolver=resolver)
-        self.budget = budget or RateLimitBudget()
-        self.timer: Timer = timer
-
-    def attempt_http(self) -> OutboundHttp:
-        """The outbound HTTP of one delivery attempt: all its requests within one deadline of
-        ``DELIVERY_TIMEOUT_SECONDS`` (decision "One deadline per network delivery attempt")."""
-        return self.http.within(AttemptDeadline(self.http.timeout_seconds, timer=self.timer))
-
-    def gate(self, channel: Channel, *, now: datetime) -> DeliveryResult | None:
-        """The final result when the channel needs new credentials
-        (:func:`needs_reauthorization`), else ``None`` to go on.
-
-        Raises
-        ------
-        RetryableDeliveryError
-            ``rate_limited=True`` while the channel's budget is spent.
-        """
-        refused = needs_reauthorization(channel)
-        if refused is None:
-            self.budget.check(channel.channel_id, network=self.platform, now=now)
-        return refused
-
-    def too_long(
-        self, channel: Channel, request: DeliveryRequest, limits: ChannelLimits | None
-    ) -> DeliveryResult | None:
-        """The ``failed`` result (reason ``too_long``, never truncated) when the text breaks
-        ``limits``, else ``None``."""
-        broken = check_length(self.platform, request.content, limits)
-        if broken:
-            return DeliveryResult(
-                outcome="failed", reason="too_long", error=broken[0].message(channel.name)
-            )
-        return None
-
-
-def needs_reauthorization(channel: Channel) -> DeliveryResult | None:
-    """The failed result of a delivery to a channel whose credentials the network refused
-    earlier (``needs_reauthorization`` until a ``PATCH`` replaces them), else ``None``: such a
-    delivery fails at once, without calling the network, instead of being retried."""
-    if channel.status != ChannelStatus.NEEDS_REAUTHORIZATION:
-        return None
-    return DeliveryResult(
-        outcome="failed",
-        reason="reauthorization_required",
-        error=(
-            f"channel {channel.name} needs new credentials"
-            f" ({channel.status_reason or 'the network refused them'})"
-        ),
-    )

@@ -30,8 +30,8 @@ from urllib.parse import urljoin
 
 from scheduled_posts.models.link_card import MAX_THUMB_BYTES
 from scheduled_posts.platforms.http import HttpAnswer, OutboundError, OutboundHttp
+from scheduled_posts.platforms.transport import Urllib3Transport
 from scheduled_posts.platforms.url_policy import Resolver
-from scheduled_posts.platforms.webhook import Urllib3Transport
 from scheduled_posts.settings import Settings
 
 #: Largest page read, in bytes (the metadata sits in ``<head>``; bigger pages are refused).

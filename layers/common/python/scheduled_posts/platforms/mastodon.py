@@ -51,13 +51,12 @@ from scheduled_posts.platforms.http import (
     HttpAnswer,
     OutboundError,
     OutboundHttp,
-    answer_error,
-    error_message,
 )
 from scheduled_posts.platforms.mastodon_text import comparable, status_text
 from scheduled_posts.platforms.media_rules import mastodon_instance_limits
+from scheduled_posts.platforms.network_adapter import answer_error, error_message
 from scheduled_posts.platforms.text_length import mastodon_limits
-from scheduled_posts.platforms.webhook import http_word
+from scheduled_posts.platforms.transport import http_word
 
 #: How long after the first attempt the ``Idempotency-Key`` is trusted, in seconds: Mastodon
 #: keeps a key for about an hour (3,600 s); 50 minutes leaves room for clock skew.

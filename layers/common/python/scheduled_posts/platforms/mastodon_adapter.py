@@ -22,12 +22,7 @@ from scheduled_posts.platforms.http import (
     DestinationRefusedError,
     HttpAnswer,
     MethodTransport,
-    NetworkAdapter,
     OutboundError,
-    RateLimitBudget,
-    answer_error,
-    rate_limited_error,
-    retryable,
 )
 from scheduled_posts.platforms.mastodon import (
     CLOCK_SKEW_SECONDS,
@@ -43,6 +38,13 @@ from scheduled_posts.platforms.mastodon_attach import (
     status_waits_for_media,
 )
 from scheduled_posts.platforms.mastodon_media import MastodonMediaClient
+from scheduled_posts.platforms.network_adapter import (
+    NetworkAdapter,
+    answer_error,
+    rate_limited_error,
+    retryable,
+)
+from scheduled_posts.platforms.rate_limits import RateLimitBudget
 from scheduled_posts.platforms.registry import check_length
 from scheduled_posts.platforms.url_policy import Resolver
 from scheduled_posts.settings import Settings

@@ -25,8 +25,9 @@ from enum import StrEnum
 from urllib.parse import quote
 
 from scheduled_posts.platforms.answers import safe_remote_id
-from scheduled_posts.platforms.http import FormField, HttpAnswer, answer_error, error_message
+from scheduled_posts.platforms.http import FormField, HttpAnswer
 from scheduled_posts.platforms.mastodon import MastodonAccess, MastodonClient
+from scheduled_posts.platforms.network_adapter import answer_error, error_message
 
 #: The words of Mastodon's 422 for a status whose media are still processing (English).
 NOT_FINISHED_PROCESSING = "not finished processing"

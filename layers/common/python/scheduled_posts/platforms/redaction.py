@@ -3,8 +3,8 @@
 A network may echo what it was sent in its error (``{"error": "invalid token: Bearer
 <token>"}``); the message is then quoted in an attempt's error, a delivery's ``last_error``,
 a channel's ``status_reason``, a 422 problem, events, the export and notifications. So every
-quoted network message (:func:`~scheduled_posts.platforms.http.error_message`, the one place
-they are quoted) first goes through :func:`redact`: the secrets the request carried, then
+quoted network message (:func:`~scheduled_posts.platforms.network_adapter.error_message`, the
+one place they are quoted) first goes through :func:`redact`: the secrets the request carried, then
 anything shaped like a credential, become :data:`REDACTED` (decision: a network's echo of a
 credential is redacted).
 """

@@ -3,7 +3,7 @@ its adapter module plus its spec module (``platforms/<name>_spec.py``) and one l
 :data:`BUILTIN_SPECS`; every list of platforms reads this registry:
 
 - the API: which ``platform`` a channel may have, the fields each takes and a ``PATCH`` may
-  change (``models/api.py``, ``logic/channels.py``), the credential check
+  change (``models/channel_api.py``, ``logic/channels.py``), the credential check
   (``logic/network_accounts.py``), the length rule of a post's text (:func:`check_length`);
 - the data layer: a channel with credentials stores them sealed (``data/channels.py``);
 - the worker: one adapter per platform (:func:`get_adapter`, ``logic/network_delivery.py``),
