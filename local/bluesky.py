@@ -200,6 +200,23 @@ def delete_post(url: str, account: PdsAccount, rkey: str) -> None:
     )
 
 
+def rewrite_post(url: str, account: PdsAccount, rkey: str, text: str) -> None:
+    """Replace the account's post at ``rkey`` by another record with ``text`` (``putRecord``,
+    logged in with the account password): a different record at that key, with another CID."""
+    session = _xrpc(
+        url,
+        "com.atproto.server.createSession",
+        {"identifier": account.handle, "password": account.password},
+    )
+    record = {"$type": "app.bsky.feed.post", "text": text, "createdAt": "2026-01-01T00:00:00Z"}
+    _xrpc(
+        url,
+        "com.atproto.repo.putRecord",
+        {"repo": account.did, "collection": "app.bsky.feed.post", "rkey": rkey, "record": record},
+        token=session["accessJwt"],
+    )
+
+
 def list_posts(url: str, did: str) -> list[dict[str, Any]]:
     """Every ``app.bsky.feed.post`` record of ``did`` (``com.atproto.repo.listRecords``, all
     pages): ``{"uri", "cid", "value"}`` each."""

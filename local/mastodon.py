@@ -166,6 +166,15 @@ class MastodonStandIn:
         """Answer the next ``count`` requests to ``path`` with ``status`` (not processed)."""
         self._faults.extend([(path, status)] * count)
 
+    def delete_status(self, status_id: str) -> bool:
+        """Delete status ``status_id`` as its author would (``DELETE /api/v1/statuses/:id``);
+        ``False`` when there is none."""
+        with self._lock:
+            found = next((s for s in self.statuses if s.id == status_id), None)
+            if found is not None:
+                self.statuses.remove(found)
+        return found is not None
+
     def statuses_of(self, account: Account) -> list[Status]:
         """The account's statuses, oldest first."""
         return [s for s in self.statuses if s.account_id == account.id]

@@ -60,6 +60,7 @@ from scheduled_posts.platforms.registry import get_adapter
 from scheduled_posts.platforms.transport import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.support.faults import FaultPlan
+from tests.support.media_faults import KeyedAdapter, MediaFaults
 from tests.support.transport import AnsweringTransport, SentRequest
 
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ class NetworkFaults(AnsweringTransport):
     expired_tokens: set[str] | None = None
     #: ``delivery key -> fault`` forced on the key's first write (one of :data:`NETWORK_FAULTS`).
     forced: dict[str, str] = field(default_factory=dict)
+    #: Lost answers at the media steps (``tests/support/media_faults.py``).
+    media: MediaFaults | None = None
     _seen_tokens: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -168,6 +171,9 @@ class NetworkFaults(AnsweringTransport):
                     self.refused_keys.add(key)
                 return expired
         if key is None:
+            step = self.media.step(network, request) if self.media else None
+            if self.media is not None and step is not None:
+                return self.media.answer(network, step, request, self.inner)
             return request.forward(self.inner)
         return self._write(network, key, request)
 
@@ -204,6 +210,8 @@ class NetworkFaults(AnsweringTransport):
         if fault is None and plan.enabled and plan.draw("net-answer", key, n) < rate:
             pick = plan.draw("net-kind", key, n)
             fault = NETWORK_FAULTS[int(pick * len(NETWORK_FAULTS))]
+        if fault is None and self.media is not None and self.media.lose_status(network, key):
+            fault = "accept_then_lose"
         reset = RESET_SECONDS[int(plan.draw("net-reset", key, n) * len(RESET_SECONDS))]
         sid = key.split(":", 1)[0]
         if fault == "5xx":
@@ -342,6 +350,12 @@ class NetworkWorld:
         #: ``media_ids -> alt texts`` of the world's uploads (``tests/support/media_world.py``):
         #: a published delivery shows exactly these, in order.
         self.media_alts: Callable[[list[str]], list[str]] | None = None
+        #: ``delivery key -> missing | changed``: what the network did to a published record
+        #: (``tests/support/verify_world.py``).
+        self.tampered: dict[str, str] = {}
+        #: ``media_id -> SHA-256`` of the world's uploads, and the media steps' lost answers.
+        self.media_sha: dict[str, str] = {}
+        self.media_faults = MediaFaults(plan)
 
     def start(self) -> None:
         """Serve the stand-in and create the accounts (one PDS account per world)."""
@@ -356,6 +370,7 @@ class NetworkWorld:
             clock=self.clock.now,
             ports={port: "mastodon", pds_port: "bluesky"},
             key_of=self.key_of,
+            media=self.media_faults,
         )
 
     def stop(self) -> None:
@@ -452,7 +467,10 @@ class NetworkWorld:
             settings, channels=ChannelRepository(posts_table_name=settings.POSTS_TABLE_NAME)
         )
         return {
-            name: get_adapter(name, settings=settings, transport=self.transport, **collaborators)
+            name: KeyedAdapter(
+                get_adapter(name, settings=settings, transport=self.transport, **collaborators),
+                self.media_faults.current,
+            )
             for name in ("mastodon", "bluesky")
         }
 
@@ -554,17 +572,23 @@ class NetworkWorld:
         return problems[:10]
 
     def _check_uploads(self, totals: Counter[str]) -> list[str]:
-        """No item uploaded to Mastodon twice: every upload is attached to a status, except
-        those of deliveries the instance refused (a revoked token after the upload)."""
+        """No item uploaded to Mastodon twice (:meth:`MediaFaults.check`): every upload is
+        attached to a status, except those of deliveries the instance refused (a revoked token
+        after the upload) and those whose answer was lost."""
         items = list(self.mastodon.media.items.values())
         unattached = [m for m in items if m.status_id is None]
         totals["network_mastodon_uploads"] += len(items)
         totals["network_mastodon_unattached_uploads"] += len(unattached)
         assert self.transport is not None
         refused = len(self.transport.refused_keys)
-        if len(unattached) > refused:
-            return [f"mastodon: {len(unattached)} uploads never attached ({refused} refusals)"]
-        return []
+        lost = sum(self.media_faults.lost_uploads.values())
+        problems = self.media_faults.check(self.mastodon.media, self.media_sha, totals)
+        if len(unattached) > refused + lost:
+            problems.append(
+                f"mastodon: {len(unattached)} uploads never attached ({refused} refusals, "
+                f"{lost} upload answers lost)"
+            )
+        return problems
 
     def _check_delivery(
         self,
@@ -601,6 +625,11 @@ class NetworkWorld:
                 problems.append(f"{key}: cancelled ({status}) but on {channel.network}")
             return problems
         final_at = parse_instant(state["publish_at"])
+        if status == "published" and key in self.tampered:  # deleted or replaced, never again
+            kind = self.tampered[key]
+            if len(items) != (0 if kind == "missing" else 1):
+                problems.append(f"{key}: {kind} on {channel.network}, then {len(items)} there")
+            return problems
         if status == "published":
             if not items:
                 problems.append(f"{key}: published but not on {channel.network}")

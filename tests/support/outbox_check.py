@@ -269,11 +269,12 @@ def check_outbox(
     tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
     notify_tamper: Callable[[list[BaseEvent]], list[BaseEvent]] | None = None,
     bus_event_types: str | None = None,
+    keep: dict[str, BaseEvent] | None = None,
 ) -> tuple[Counter[str], list[str]]:
     """Relay ``world``'s stream with crashes injected; (totals, problems). ``tamper`` rewrites
     what the bus is given, ``notify_tamper`` what the notification fan-out is given (to show
     that the check catches a relay that loses or reorders); ``bus_event_types`` replaces the
-    world's ``BUS_EVENT_TYPES``."""
+    world's ``BUS_EVENT_TYPES``; ``keep`` gains the committed events by id."""
     totals: Counter[str] = Counter()
     problems: list[str] = []
     crashes: Counter[str] = Counter()
@@ -316,6 +317,8 @@ def check_outbox(
         totals[f"relay_crash_{point}"] = crashes[f"point_{point}"]
 
     expected, order = expected_events(_committed(rig), problems)
+    if keep is not None:
+        keep.update(expected)
     totals["events_expected"] = len(expected)
     totals["events_sent"] = len(bus.sent)
     seen: dict[str, list[str]] = {}

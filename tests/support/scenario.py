@@ -92,6 +92,7 @@ from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
 from tests.support.series_world import SERIES_SETTINGS, WorldSeries
+from tests.support.verify_world import VERIFY_SETTINGS, WorldVerifier
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
@@ -104,6 +105,7 @@ WORLD_SETTINGS: dict[str, Any] = {
     # the networks' stand-in and the reference PDS listen on 127.0.0.1 (tests/support/networks.py)
     "OUTBOUND_ALLOWED_ORIGINS": "http://127.0.0.1",
     **SERIES_SETTINGS,
+    **VERIFY_SETTINGS,
 }
 #: How far apart the scenario's publish times spread at most (seconds after the first one).
 PUBLISH_WINDOW_SECONDS = 900
@@ -384,6 +386,8 @@ class World:
         self.totals: Counter[str] = Counter()
         #: The world's recurring schedules and the materializer (issue 13).
         self.series = WorldSeries(self)
+        #: The network verifier's runs and the networks' deletions (issue 31).
+        self.verifier = WorldVerifier(self)
 
     @property
     def settings(self) -> Any:
@@ -560,6 +564,8 @@ class World:
             self._add_network_channels(next(iter(self.users)))
             self.networks.media_alts = self.media.alts
         self.media.build(list(self.users))
+        if self.networks is not None:
+            self.networks.media_sha = {m: u.sha256 for m, u in self.media.by_id.items()}
         start = self.clock.now()
         first = start + timedelta(seconds=30)
         seconds = max(1, self.n_posts // 8)  # about eight posts per second
@@ -607,6 +613,7 @@ class World:
             self.networks.plan_revocations(first, last)
             skip = {p.index for p in self.posts if p.action is not None or p is self.poison}
             self.networks.plan_forced(self.posts, skip)
+            self.verifier.plan()
         if rng.random() < 0.5:  # a sweeper outage somewhere in the window
             begin = first + timedelta(seconds=rng.randint(0, window + 720))
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
@@ -733,6 +740,7 @@ class World:
             if self.networks is not None:
                 self.networks.tick(now)
             busy_series = self.series.tick()
+            self.verifier.tick(now)
             if now >= self.next_reconcile_at:
                 self.reconcile()
                 self.next_reconcile_at = now + timedelta(
@@ -749,6 +757,7 @@ class World:
             busy = busy or busy_series
             now = self.clock.now()
             done = i >= len(events) and self.series.done()
+            done = done and self.verifier.settled(now)
             if done and now > last_publish and not busy and self._settled():
                 return
             if now >= limit:
@@ -767,6 +776,7 @@ class World:
                     self.driver.next_watchdog_at,
                     self.next_reconcile_at,
                     *self.series.upcoming(),
+                    *([self.verifier.next_run_at] if self.verifier.next_run_at else []),
                 ]
                 if i < len(events):
                     upcoming.append(events[i][0])
@@ -1261,9 +1271,11 @@ def run_scenario(
             world.build()
             world.play()
             result = world.check()
-            outbox_totals, outbox_problems = check_outbox(world)
+            events: dict[str, Any] = {}
+            outbox_totals, outbox_problems = check_outbox(world, keep=events)
             result.totals.update(outbox_totals)
             result.problems.extend(outbox_problems)
+            result.problems.extend(world.verifier.check(events, result.totals))
         finally:
             if world.networks is not None:
                 world.networks.stop()
