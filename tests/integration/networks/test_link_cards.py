@@ -27,7 +27,6 @@ from tests.support.media import png
 
 World = tuple[MediaFirePath, ApiClient]
 world = media_fire_path.world  # the media fire path's fixtures, shared
-stand_in = media_fire_path.stand_in
 
 
 @pytest.fixture
