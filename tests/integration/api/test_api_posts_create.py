@@ -58,6 +58,10 @@ def test_create_post_valid_returns_201_shape_and_etag(
             "media_ids": [m1],
             "language": None,
             "options": dict.fromkeys(("visibility", "spoiler_text", "sensitive", "langs", "tags")),
+            "parts": [],  # a single post: no thread parts
+            "parts_published": None,
+            "published_parts": [],
+            "first_comment": None,  # the comment's own outcome, when the post has one
         }
     ]
     assert set(body) == {
@@ -81,7 +85,10 @@ def test_create_post_valid_returns_201_shape_and_etag(
         "variants",
         "link_card",
         "warnings",
+        "parts",
+        "first_comment",
     }
+    assert (body["parts"], body["first_comment"]) == ([], None)  # a single post
     assert body["language"] is None
     assert body["variants"] == {}
     assert (body["link_card"], body["warnings"]) == (None, [])
