@@ -1,17 +1,22 @@
 """The thread walk (``platforms/thread.py``), pure: a part refused for good fails the delivery
-listing the parts published before it; a retry after part 1 never says nothing was published."""
+listing the parts published before it; a retry after part 1 never says nothing was published;
+a first comment that keeps failing leaves the thread published and its comment failed."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.lifecycle import outcomes
 from scheduled_posts.lifecycle.reach import published_nothing
-from scheduled_posts.models.post import Attempt
+from scheduled_posts.lifecycle.retry import RetryPolicy
+from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
+from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.models.thread import COMMENT_INDEX, FirstComment
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PartRef, ThreadPart
-from scheduled_posts.platforms.thread import deliver_thread
+from scheduled_posts.platforms.thread import CommentRetry, deliver_thread
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -68,3 +73,94 @@ def test_thread_walk_retry_of_part_1_keeps_its_own_word() -> None:
     wait = RetryableDeliveryError("media_processing: x", rate_limited=True)
     with pytest.raises(RetryableDeliveryError, match=r"^media_processing"):
         deliver_thread(_request(), _writer(0, wait), progress=None, now=NOW)
+
+
+class _Progress:
+    """An in-memory ``ThreadProgress``: the first stored ref of each part wins."""
+
+    def __init__(self) -> None:
+        self.refs: dict[int, PartRef] = {}
+
+    def known(self, idempotency_key: str) -> dict[int, PartRef]:
+        return dict(self.refs)
+
+    def remember(self, idempotency_key: str, index: int, ref: PartRef, *, now: datetime) -> PartRef:
+        return self.refs.setdefault(index, ref)
+
+
+def _round(request, write, progress, delivery, attempt_no: int, now: datetime):
+    """One delivery round as the worker plays it: the walk, then the outcome's decision."""
+    started = Attempt(channel_id="c", attempt=attempt_no, started_at=now, outcome="started")
+    post = Post(
+        schedule_id="s",
+        owner="alice",
+        status=PostStatus.PUBLISHING,
+        content="one",
+        publish_at=NOW,
+        channel_ids=["c"],
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    try:
+        result = deliver_thread(request, write, progress=progress, now=now)
+    except RetryableDeliveryError as exc:
+        return outcomes.retryable(
+            post, delivery, started, exc, now=now, policy=POLICY, uniform=_no_jitter
+        )
+    return outcomes.final(post, delivery, started, result, now)
+
+
+def _no_jitter(low: float, high: float) -> float:
+    return low
+
+
+POLICY = RetryPolicy(
+    max_attempts=3, base_seconds=1, cap_seconds=10, misfire_grace_seconds=3600, lease_seconds=60
+)
+
+
+def test_a_first_comment_that_keeps_failing_leaves_the_thread_published_its_comment_failed() -> (
+    None
+):
+    # Given a thread with a first comment whose every write answers 503
+    request = _request().model_copy(update={"first_comment": FirstComment(content="link")})
+    sent: list[int] = []
+
+    def write(index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None):
+        sent.append(index)
+        if index == COMMENT_INDEX:
+            raise RetryableDeliveryError("http_503", http_status=503)
+        return DeliveryResult(outcome="published", remote_id=f"id{index}"), PartRef(
+            remote_id=f"id{index}"
+        )
+
+    progress = _Progress()
+    delivery = Delivery(channel_id="c", status=DeliveryStatus.PENDING)
+    # When the worker plays its rounds until the delivery ends (each a second later)
+    for number in range(1, 10):
+        now = NOW + timedelta(seconds=number)
+        delivery = _round(request, write, progress, delivery, number, now).delivery
+        if delivery.status in (DeliveryStatus.PUBLISHED, DeliveryStatus.FAILED):
+            break
+    # Then the thread is published (at its first round), its comment failed with the reason,
+    # and no part was sent twice: only the comment was tried again, MAX_ATTEMPTS times in all
+    assert delivery.status == DeliveryStatus.PUBLISHED
+    assert delivery.comment is not None and delivery.comment.status == "failed"
+    assert "gave up after 3 attempts" in (delivery.comment.error or "")
+    assert [p.remote_id for p in delivery.parts] == ["id0", "id1", "id2"]
+    assert sent == [0, 1, 2, COMMENT_INDEX, COMMENT_INDEX, COMMENT_INDEX]
+    assert delivery.published_at == NOW + timedelta(seconds=1)
+    assert delivery.lag_seconds == 1.0
+
+
+def test_a_comment_retry_never_says_nothing_was_published() -> None:
+    request = _request().model_copy(update={"first_comment": FirstComment(content="link")})
+    busy = RetryableDeliveryError("http_503", http_status=503)
+    with pytest.raises(CommentRetry) as caught:
+        deliver_thread(request, _writer(COMMENT_INDEX, busy), progress=None, now=NOW)
+
+    assert str(caught.value).startswith("comment_retry:") and caught.value.http_status is None
+    attempt = Attempt(
+        channel_id="c", attempt=1, started_at=NOW, outcome="retryable", error=str(caught.value)
+    )
+    assert not published_nothing(attempt)

@@ -23,8 +23,10 @@ from scheduled_posts.lifecycle.states import (
     PostStatus,
 )
 from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.models.thread import CommentOutcome
 from scheduled_posts.platforms.answers import bounded_error
 from scheduled_posts.platforms.base import DeliveryResult
+from scheduled_posts.platforms.thread import CommentRetry
 
 
 @dataclass
@@ -89,6 +91,8 @@ def final(
     number = started.attempt
     ended = max(finished_at, started.started_at)
     if result.outcome == "published":
+        # a thread whose first comment came in a later round was out when its parts were
+        finished_at = min(finished_at, result.published_at or finished_at)
         lag = max(0.0, (finished_at - post.publish_at).total_seconds())
         new = delivery.model_copy(
             update={
@@ -150,7 +154,8 @@ def retryable(
     uniform: Uniform,
 ) -> ChannelRound:
     """A retryable error: ``retry_scheduled`` at :func:`plan_retry`'s time, or ``failed`` when
-    it says the delivery is exhausted (``docs/dispatch.md``, "State machine")."""
+    it says the delivery is exhausted (``docs/dispatch.md``, "State machine"); an exhausted
+    first comment's retry: :func:`_comment_given_up`."""
     error = bounded_error(str(exc)) or f"http_{exc.http_status}"
 
     def jitter(attempt: int) -> float:
@@ -176,6 +181,8 @@ def retryable(
     )
     attempts, exhausted = plan.attempts, plan.exhausted
     final_error, next_at = plan.final_error, plan.next_attempt_at
+    if exhausted and isinstance(exc, CommentRetry):
+        return _comment_given_up(post, delivery, started, exc, final_error=final_error, now=now)
     attempt = started.model_copy(
         update={
             "finished_at": now,
@@ -195,6 +202,23 @@ def retryable(
         }
     )
     return ChannelRound(new, attempt, rate_limited=exc.rate_limited)
+
+
+def _comment_given_up(
+    post: Post,
+    delivery: Delivery,
+    started: Attempt,
+    exc: CommentRetry,
+    *,
+    final_error: str | None,
+    now: datetime,
+) -> ChannelRound:
+    """A first comment's retry (:class:`~scheduled_posts.platforms.thread.CommentRetry`) whose
+    budget is spent: the delivery ends ``published`` (the post is out), its comment ``failed``
+    with the reason (decision "Threads and first comments")."""
+    gave_up = CommentOutcome(status="failed", error=bounded_error(final_error))
+    result = exc.published.model_copy(update={"comment": gave_up})
+    return final(post, delivery, started, result, now)
 
 
 def in_progress(

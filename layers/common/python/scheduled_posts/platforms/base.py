@@ -84,6 +84,8 @@ class PartRef(BaseModel):
     remote_id: str
     remote_url: str | None = None
     cid: str | None = None
+    #: When this service stored the part (UTC; None in refs stored before it was kept).
+    published_at: datetime | None = None
 
 
 class ThreadProgress(Protocol):
@@ -209,6 +211,9 @@ class DeliveryResult(BaseModel):
     parts_total: int = 0
     #: The first comment's own outcome (None: the post has none).
     comment: CommentOutcome | None = None
+    #: When the post itself was out, if before this answer (UTC): a thread whose first comment
+    #: came in a later round. None: at this answer.
+    published_at: datetime | None = None
 
 
 class PlatformAdapter(Protocol):

@@ -15,6 +15,10 @@ parent) in the thread of part 1 (its root).
   half-posted.
 - All parts written: ``published`` with part 1's id and page as the delivery's, and every
   part's in ``parts``.
+- A first comment not due yet, or a retryable error of the comment, raises
+  :class:`CommentRetry`: the next round tries the comment alone; when the delivery's budget
+  (attempts, destination waits, misfire window) is spent, the delivery ends ``published`` with
+  the comment ``failed`` (``lifecycle/outcomes.py``), never a published thread ``failed``.
 """
 
 from __future__ import annotations
@@ -30,6 +34,28 @@ from scheduled_posts.platforms.base import (
     PartRef,
     ThreadProgress,
 )
+
+
+class CommentRetry(RetryableDeliveryError):
+    """The post (every part) is published; its first comment is to be tried again later.
+
+    ``published`` is the delivery's result without the comment, for the round that gives up on
+    the comment. Its error word is ``comment_wait`` or ``comment_retry``, never an HTTP status
+    nor a word that means nothing was published (``lifecycle/reach.py``): the post is out."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        published: DeliveryResult,
+        retry_after_seconds: float | None = None,
+        rate_limited: bool = False,
+    ) -> None:
+        super().__init__(
+            message, retry_after_seconds=retry_after_seconds, rate_limited=rate_limited
+        )
+        self.published = published
+
 
 #: ``write(index, part_request, root, parent)``: the part's result and, when published, its
 #: ref (``root``/``parent`` are None for part 1). Raises ``RetryableDeliveryError`` to retry.
@@ -88,8 +114,8 @@ def deliver_thread(
     Raises
     ------
     RetryableDeliveryError
-        From ``write`` or the progress store (the parts stored so far stay stored), and the
-        wait of a first comment not due yet (``comment_wait``, a destination wait).
+        From ``write`` or the progress store (the parts stored so far stay stored);
+        :class:`CommentRetry` for a first comment not due yet or not written yet.
     """
     if not request.parts and request.first_comment is None:
         return write(0, request, None, None)[0]
@@ -97,7 +123,7 @@ def deliver_thread(
     done, refs = _walk(request, write, known, progress, now=now)
     if done.outcome != "published" or request.first_comment is None:
         return done
-    comment = _comment(request, write, refs[0], known, progress, now=now)
+    comment = _comment(request, write, done, refs[0], known=known, progress=progress, now=now)
     return done.model_copy(update={"comment": comment})
 
 
@@ -132,6 +158,7 @@ def _walk(
                     failed |= {"error": part_error(index, total, result)}
                     failed |= {"parts": _published(refs), "parts_total": total}
                 return result.model_copy(update=failed), refs
+            ref = ref.model_copy(update={"published_at": now})
             if progress is not None:
                 ref = progress.remember(request.idempotency_key, index, ref, now=now)
             first = result if index == 0 else first
@@ -139,6 +166,8 @@ def _walk(
     root = refs[0]
     done = first or DeliveryResult(outcome="published", http_status=200)
     update: dict[str, object] = {"remote_id": root.remote_id, "remote_url": root.remote_url}
+    if all(index in known for index in range(total)):  # out in an earlier round
+        update["published_at"] = max((r.published_at for r in refs if r.published_at), default=None)
     if shown:
         update |= {"parts": _published(refs), "parts_total": total}
     return done.model_copy(update=update), refs
@@ -158,27 +187,39 @@ def _after_published(exc: RetryableDeliveryError, index: int, total: int) -> Ret
 def _comment(
     request: DeliveryRequest,
     write: PartWriter,
+    done: DeliveryResult,
     root: PartRef,
+    *,
     known: dict[int, PartRef],
     progress: ThreadProgress | None,
-    *,
     now: datetime,
 ) -> CommentOutcome:
     """The first comment, a reply to part 1 (root and parent), once it is due
     (``publish_at + delay_seconds``): its own outcome, never the post's (a refused comment
-    leaves the post published)."""
+    leaves the post published; ``done`` is the post's result). Raises :class:`CommentRetry`
+    while it is not due (``comment_wait``, a destination wait: no attempt used) and on a
+    retryable error of its write (``comment_retry``, one attempt)."""
     assert request.first_comment is not None
     ref = known.get(COMMENT_INDEX)
     if ref is None:
         due = request.publish_at + timedelta(seconds=request.first_comment.delay_seconds)
         if now < due:
-            raise RetryableDeliveryError(
+            raise CommentRetry(
                 "comment_wait: the post is published; its first comment is due at "
                 f"{due.isoformat()}",
+                published=done,
                 rate_limited=True,
                 retry_after_seconds=(due - now).total_seconds(),
             )
-        result, ref = write(COMMENT_INDEX, request.as_comment(), root, root)
+        try:
+            result, ref = write(COMMENT_INDEX, request.as_comment(), root, root)
+        except RetryableDeliveryError as exc:
+            raise CommentRetry(
+                f"comment_retry: the post is published; its first comment was not: {exc}",
+                published=done,
+                retry_after_seconds=exc.retry_after_seconds,
+                rate_limited=exc.rate_limited,
+            ) from exc
         if result.outcome != "published" or ref is None:
             return CommentOutcome(
                 status="failed", error=result.error or f"http_{result.http_status}"
