@@ -104,8 +104,7 @@ def create_draft(
 
 def _checked(post: Post, if_match: str | None) -> None:
     expected = post_checks.parse_if_match(if_match)
-    if expected is not None and post_checks.etag(post) not in expected:
-        raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
+    post_checks.require_version(post_checks.etag(post), post.version, expected)
 
 
 def _lost_race(exc: VersionConflictError, if_match: str | None) -> Exception:

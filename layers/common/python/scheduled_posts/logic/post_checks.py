@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts import keys
-from scheduled_posts.errors import StateConflictError, ValidationFailedError
+from scheduled_posts.errors import StateConflictError, ValidationFailedError, VersionConflictError
 from scheduled_posts.models.api import etag_for
 from scheduled_posts.models.post import Post
 from scheduled_posts.settings import Settings
@@ -60,6 +60,19 @@ def parse_if_match(value: str | None) -> frozenset[str] | None:
 def etag(post: Post) -> str:
     """The ``ETag`` of a post (:func:`scheduled_posts.models.api.etag_for`)."""
     return etag_for(post)
+
+
+def require_version(current: str, version: int, expected: frozenset[str] | None) -> None:
+    """412 unless ``expected`` (the tags :func:`parse_if_match` read; None: no ``If-Match`` or
+    ``*``) names ``current``, the resource's ``ETag`` at ``version``.
+
+    Raises
+    ------
+    VersionConflictError
+        ``If-Match`` names another version (RFC 9110 section 13.1.1).
+    """
+    if expected is not None and current not in expected:
+        raise VersionConflictError(f"If-Match does not match the current version ({version})")
 
 
 def _late_horizon(now: datetime, settings: Settings) -> datetime:

@@ -29,6 +29,7 @@ from scheduled_posts.logic.post_checks import (
     parse_if_match,
     publish_at_errors,
     raise_if,
+    require_version,
 )
 from scheduled_posts.logic.posts import PostDeps, let_go_of_slot, owned_post, promote
 from scheduled_posts.logic.waiting_edit import edit_waiting_post
@@ -113,10 +114,7 @@ def update_post(
                 f"the post is {post.status.value}; only a scheduled post, or one waiting for its"
                 " next attempt, can be changed (a missed post can be given a new publish_at)"
             )
-        if expected is not None and etag(post) not in expected:
-            raise VersionConflictError(
-                f"If-Match does not match the current version ({post.version})"
-            )
+        require_version(etag(post), post.version, expected)
         new = _edited(post, patch, owner=owner, now=now, deps=deps)
         try:
             deps.posts.replace(
@@ -150,8 +148,7 @@ def _reschedule_missed(
     again, version + 1, every delivery ``pending``, a new due entry, counted in the pending
     limit; race-safe on ``status = missed AND version = :v`` (409/412 like an edit)."""
     settings = deps.settings
-    if expected is not None and etag(post) not in expected:
-        raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
+    require_version(etag(post), post.version, expected)
     assert patch.publish_at is not None
     errors = publish_at_errors(patch.publish_at, now, settings)
     channel_ids = list(patch.channel_ids) if patch.channel_ids is not None else post.channel_ids
@@ -250,10 +247,7 @@ def cancel_post(
                 f"the post is {post.status.value}; only a scheduled post, or one waiting for"
                 " its next attempt, can be cancelled"
             )
-        if expected is not None and etag(post) not in expected:
-            raise VersionConflictError(
-                f"If-Match does not match the current version ({post.version})"
-            )
+        require_version(etag(post), post.version, expected)
         if post.status == PostStatus.CANCELLED:
             return post
         attempts = _unsafe_to_cancel(post, now, deps) if waiting else []

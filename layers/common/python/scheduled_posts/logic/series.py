@@ -33,7 +33,6 @@ from scheduled_posts.errors import (
     ServiceError,
     StateConflictError,
     ValidationFailedError,
-    VersionConflictError,
 )
 from scheduled_posts.lifecycle import series_transitions
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
@@ -46,7 +45,7 @@ from scheduled_posts.logic.network_rules import (
     composed_errors,
     patched_channel_errors,
 )
-from scheduled_posts.logic.post_checks import parse_if_match
+from scheduled_posts.logic.post_checks import parse_if_match, require_version
 from scheduled_posts.logic.posts import Promoter
 from scheduled_posts.logic.series_reads import (  # noqa: F401  (api/ and logic/ read them here)
     SeriesNotFoundError,
@@ -202,10 +201,7 @@ def _open(
     if series_transitions.unchanged(arrow, series):
         return series
     series_transitions.check(arrow, series)
-    if expected is not None and etag(series) not in expected:
-        raise VersionConflictError(
-            f"If-Match does not match the current version ({series.version})"
-        )
+    require_version(etag(series), series.version, expected)
     return series
 
 

@@ -19,9 +19,10 @@ from datetime import datetime
 from typing import Any
 
 from scheduled_posts.data.queue import delay_until
-from scheduled_posts.errors import StateConflictError, VersionConflictError
+from scheduled_posts.errors import StateConflictError
 from scheduled_posts.lifecycle import outcomes, reach
 from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
+from scheduled_posts.logic import post_checks
 from scheduled_posts.models.api import PostPatch, etag_for
 from scheduled_posts.models.messages import DispatchMessage, DispatchReason
 from scheduled_posts.models.post import Post
@@ -62,8 +63,7 @@ def edit_waiting_post(
             "the post is publishing and waits for its next attempt: its publish_at and"
             " channel_ids can no longer change (cancel it and create a new post)"
         )
-    if expected is not None and etag_for(post) not in expected:
-        raise VersionConflictError(f"If-Match does not match the current version ({post.version})")
+    post_checks.require_version(etag_for(post), post.version, expected)
     rows = deps.posts.list_attempts(post.schedule_id, now=now)
     attempts = outcomes.merge_attempts(rows, post)
     unsafe = reach.may_have_published(attempts)
