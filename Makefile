@@ -86,7 +86,7 @@ chromium: ## Install Debian's chromium with apt-get when missing (browser tests)
 screenshots: venv chromium ## Regenerate docs/screenshots/ from the browser tests
 	SCREENSHOT_DIR=docs/screenshots $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
-openapi: venv ## Write openapi.json from the API's code, and the event schemas in docs/events.md
+openapi: venv ## Write openapi.json from the API's code, and the event schemas in docs/events/*.json
 	$(PY) -m functions.api.openapi > openapi.json
 	$(PY) -m scheduled_posts.event_docs docs/events.md
 

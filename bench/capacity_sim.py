@@ -184,10 +184,10 @@ class Assumptions:
     due_mark_write_units: float = 0.0
     other_lambda_concurrency: int = 0
     #: Feed items the relay writes to the posts table per post during the burst (issue 14,
-    #: ``docs/decisions.md`` X5): ``post.claimed`` after the claim, then ``delivery.published``
-    #: and ``post.published`` after the final write (``post.scheduled`` was written at create,
-    #: before the minute). Write units per feed item: one (a feed item is under 1 KB;
-    #: ``bench/cost.py`` measures ``relay_write_units`` per post over the whole life).
+    #: decision "The event feed lives in `PostsTable`"): ``post.claimed`` after the claim, then
+    #: ``delivery.published`` and ``post.published`` after the final write (``post.scheduled`` was
+    #: written at create, before the minute). Write units per feed item: one (a feed item is under
+    #: 1 KB; ``bench/cost.py`` measures ``relay_write_units`` per post over the whole life).
     feed_write_units_before_send: float = 1.0
     feed_write_units_after_send: float = 2.0
     #: Seconds from a commit to the relay's feed write (Lambda polls a stream shard about four

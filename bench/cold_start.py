@@ -11,8 +11,8 @@
 * **Client libraries** (issue 12): the import cost of each candidate network client, in a fresh
   process, pinned in :data:`CLIENT_LIBRARIES` and pip-installed for this machine into
   ``.bench-cache/clients/`` (never into the venv): ``regex`` (used: grapheme clusters),
-  ``Mastodon.py`` and the ``atproto`` SDK (measured, not used: docs/decisions.md N1). The
-  cost is the import's own cumulative time (``-X importtime`` of that module).
+  ``Mastodon.py`` and the ``atproto`` SDK (measured, not used: decision "Raw HTTP adapters, no
+  client SDKs"). The cost is the import's own cumulative time (``-X importtime`` of that module).
 * **Sizes.** The layer as the CDK app bundles it (``infra/bundling.py``): ``pip install --target
   --platform manylinux2014_aarch64 --implementation cp --only-binary=:all: --python-version 3.12
   -r requirements.txt`` (cached under ``.bench-cache/``, keyed by the requirements' hash) plus the

@@ -258,7 +258,8 @@ FAULTS_MEASURED = (
     "5,000 posts in 2,428 s (2.1 posts/s, 2026-12-01, d55bd6a): 100,000 would take about 13 h"
 )
 
-#: The monthly cost of the million settings over the prod defaults (``docs/decisions.md`` W11).
+#: The monthly cost of the million settings over the prod defaults (decision "Several dispatch
+#: queues, and the settings named for a million posts a minute").
 MILLION_COST = (
     "about $4.50 a month over the prod defaults (nine more mappings' idle polling, an estimate, "
     "and 48 more shards' idle sweeps, W11), plus a one-time pre-warm charge not in our price "

@@ -104,10 +104,11 @@ class StageConfig(BaseModel):
     #: SQS event-source maximum concurrency, 2 to 1000 (AWS Lambda Developer Guide), per
     #: dispatch queue: the worker may run ``dispatch_queue_count`` times as many batches.
     worker_max_concurrency: int = Field(10, ge=2, le=1000)
-    #: Dispatch queues, each with its own event source mapping to the worker (issue 16). One
-    #: mapping scales to 1,000 concurrent batches at most, adding at most 300 a minute (AWS
-    #: Lambda Developer Guide, "SQS event source mapping" scaling): ten carry a million posts
-    #: due in one minute in the capacity model (``docs/capacity.md``). All share one DLQ.
+    #: Dispatch queues, each with its own event source mapping to the worker (decision "Several
+    #: dispatch queues, and the settings named for a million posts a minute"). One mapping scales to
+    #: 1,000 concurrent batches at most, adding at most 300 a minute (AWS Lambda Developer Guide,
+    #: "SQS event source mapping" scaling): ten carry a million posts due in one minute in the
+    #: capacity model (``docs/capacity.md``). All share one DLQ.
     dispatch_queue_count: int = Field(1, ge=1, le=20)
     #: Warm throughput (write request units per second) of the posts and idempotency tables, or
     #: None for a new on-demand table's 4,000 (DynamoDB Developer Guide, "On-demand capacity
@@ -129,7 +130,8 @@ class StageConfig(BaseModel):
     memory_mb: int = Field(512, ge=128, le=10_240)
     #: The sweeper's memory when not ``memory_mb``: its share of a vCPU (one at 1,769 MB; Lambda
     #: Developer Guide, "Configure Lambda function memory") bounds how many due posts a run can
-    #: send (about 4,400 a second at one vCPU, ``bench/sweeper_cpu.py``; decisions W15).
+    #: send (about 4,400 a second at one vCPU, ``bench/sweeper_cpu.py``; decision "The sweeper stops
+    #: before its timeout, and the million's sweep is priced in CPU").
     sweeper_memory_mb: int | None = Field(None, ge=128, le=10_240)
 
     #: Scheduler retry policy for the three scheduled Lambdas.
@@ -216,7 +218,8 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         "retain_data": True,
         "log_retention_days": 90,
         # 100,000 one-channel posts due in one minute: p99 lag 17.7 s in the capacity model
-        # with these two (docs/capacity.md, row "CDK prod defaults"; decisions W8).
+        # with these two (docs/capacity.md, row "CDK prod defaults"; decision "The CDK app's
+        # defaults carry the capacity model's answer for 100,000 posts a minute, in prod").
         "worker_max_concurrency": 500,
         "table_warm_write_units_per_second": 20_000,
         # Traces of the live service are worth the X-Ray SDK's import in each cold start.
@@ -224,18 +227,21 @@ STAGE_DEFAULTS: dict[str, dict[str, Any]] = {
         "api_throttle_rate_limit": 200.0,
         "api_throttle_burst_limit": 400,
         # SWEEP_PARALLELISM 8: the model's longest sweep for 100,000 posts is 12.9 s, where
-        # the shards in turn take 101 s, past the sweeper's 50 s timeout (decisions W11).
+        # the shards in turn take 101 s, past the sweeper's 50 s timeout (decision "The sweeper
+        # sweeps shards on threads").
         "settings": {"WRITE_SHARD_COUNT": 16, "SWEEP_PARALLELISM": 8},
     },
 }
 
 #: The settings ``docs/capacity.md`` names for 1,000,000 one-channel posts due in one minute
-#: (decisions W11), as a ``scheduled-posts:prod`` context override: ten dispatch queues and
-#: worker mappings of up to 1,000 concurrent batches each, posts and idempotency tables
-#: pre-warmed to 100,000 write units/s, 64 write shards swept on 64 threads by a sweeper with
-#: one full vCPU (1,769 MB: the million's sweep is CPU-bound, W15). Beside them, the
-#: account's Lambda concurrency in the Region raised to 4,000 (a Service Quotas request; the
-#: model's peak is 3,836 concurrent batches). ``tests/infrastructure`` synthesizes prod with it.
+#: (decision "Several dispatch queues, and the settings named for a million posts a minute"), as a
+#: ``scheduled-posts:prod`` context override: ten dispatch queues and worker mappings of up to 1,000
+#: concurrent batches each, posts and idempotency tables pre-warmed to 100,000 write units/s, 64
+#: write shards swept on 64 threads by a sweeper with one full vCPU (1,769 MB: the million's sweep
+#: is CPU-bound, decision "The sweeper stops before its timeout, and the million's sweep is priced
+#: in CPU"). Beside them, the account's Lambda concurrency in the Region raised to 4,000 (a Service
+#: Quotas request; the model's peak is 3,836 concurrent batches). ``tests/infrastructure``
+#: synthesizes prod with it.
 MILLION_A_MINUTE_OVERRIDES: dict[str, Any] = {
     "dispatch_queue_count": 10,
     "worker_max_concurrency": 1000,

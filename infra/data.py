@@ -1,10 +1,10 @@
 """DynamoDB tables, built from ``scheduled_posts.tables`` (the one definition of keys and TTL).
 
 Only the posts table has a stream (``NEW_AND_OLD_IMAGES``, from its definition): it is the
-outbox of outcome events, read by the relay (``infra/outbox.py``; decisions X1). Logical ids
-are pinned to the definitions' ``logical_id`` (``PostsTable``, ``DueIndexTable``,
-``IdempotencyTable``), so moving a table in the construct tree never replaces it (and its
-data) in production.
+outbox of outcome events, read by the relay (``infra/outbox.py``; decision "The outbox is the posts
+table's DynamoDB stream (`NEW_AND_OLD_IMAGES`), not an outbox item"). Logical ids are pinned to the
+definitions' ``logical_id`` (``PostsTable``, ``DueIndexTable``, ``IdempotencyTable``), so moving a
+table in the construct tree never replaces it (and its data) in production.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The fire path and its operations: dispatch queue + DLQ, sweeper, worker, watchdog, reconciler,
-and the materializer of recurring schedules (issue 13), and the verifier (scheduled verification).
+and the materializer of recurring schedules, and the verifier (scheduled verification).
 
 Sizing (see ``docs/decisions.md``): one post takes at most ``DELIVERY_TIMEOUT_SECONDS`` + 2 s
 (its channels are delivered concurrently), a batch of ``worker_batch_size`` posts is processed

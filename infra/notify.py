@@ -1,4 +1,4 @@
-"""Notifications (issue 14): the notify queue and its DLQ, the notifier Lambda on the queue,
+"""Notifications: the notify queue and its DLQ, the notifier Lambda on the queue,
 and the relay's right to fan out into it (``docs/events.md``, "Notifications").
 
 The relay (``infra/outbox.py``) reads the owner's endpoints (``Query`` on the posts table) and

@@ -1,5 +1,5 @@
 """Outcome events: the posts table's stream as the outbox, the relay Lambda on it, its
-on-failure DLQ, and the EventBridge custom bus (``docs/events.md``; decisions X1-X8).
+on-failure DLQ, and the EventBridge custom bus (``docs/events.md``).
 
 The relay's event source mapping reads the stream in order (parallelization factor 1: one
 batch per shard at a time, so one post's events leave in order), reports batch item failures,

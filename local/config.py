@@ -146,8 +146,8 @@ def apply_service_defaults(environ: MutableMapping[str, str], config: LocalConfi
 
     ``OUTBOUND_ALLOWED_ORIGINS`` = ``http://127.0.0.1`` (webhook receivers and the network
     stand-ins on loopback); ``WEBHOOK_REFUSED_PORTS`` = the stack's own API and embedded-AWS
-    ports (issue 17: a channel must never call the service itself), added to any the user set;
-    ``CURSOR_SECRET`` derived from
+    ports (decision "Outbound ports and attempt error words": a channel must never call the service
+    itself), added to any the user set; ``CURSOR_SECRET`` derived from
     ``LOCAL_JWT_SECRET``; Powertools quiet (WARNING logs, no EMF on stdout, no X-Ray).
     """
     defaults = {

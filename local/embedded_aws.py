@@ -53,7 +53,7 @@ FAKE_CREDENTIALS = {
 }
 #: Physical names of the local resources (the CDK app lets CloudFormation generate its own).
 QUEUE_NAMES = {"DispatchQueue": "scheduled-posts-dispatch", "DispatchDLQ": "scheduled-posts-dlq"}
-#: The notify queue and its DLQ (issue 14).
+#: The notify queue and its DLQ.
 NOTIFY_QUEUE_NAMES = {
     "NotifyQueue": "scheduled-posts-notify",
     "NotifyDLQ": "scheduled-posts-notify-dlq",

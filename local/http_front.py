@@ -228,7 +228,8 @@ class ApiFront:
 
             def __getattr__(self, name: str) -> Any:
                 # Any other method (TRACE, CONNECT, made-up ones) is routed like the rest, so it
-                # gets API Gateway's 404 rather than http.server's 501 (issue 17's fuzzing).
+                # gets API Gateway's 404 rather than http.server's 501 (decision "Schema fuzzing
+                # runs in-process").
                 if name.startswith("do_") and name[3:].isascii() and name[3:].isalpha():
                     return self._serve
                 raise AttributeError(name)

@@ -3,7 +3,8 @@ mastodon``, ``make run`` and the contract tests. Binds to 127.0.0.1 only.
 
 No Mastodon-compatible server installs from the reachable registries, and the one mock on PyPI
 (``mastodon-mock``) keeps idempotency keys forever and sends ``X-RateLimit-Reset`` as epoch
-seconds, so this stand-in is written to the documentation (docs/decisions.md N3):
+seconds, so this stand-in is written to the documentation (decision "The Mastodon stand-in is
+ours"):
 
 - ``GET /api/v1/accounts/verify_credentials`` (401 ``{"error": "The access token is invalid"}``
   for an unknown or revoked token) and ``GET /api/v2/instance``

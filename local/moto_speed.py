@@ -68,7 +68,8 @@ def fast_moto_transactions() -> Iterator[None]:
             current = table.items.get(h) if r is None else table.items.get(h, {}).get(r)
             backups.append((table, h, r, real_copy.deepcopy(current)))
         # moto appends a stream record per applied write; a rolled-back write must leave none
-        # (DynamoDB streams only committed writes; the outbox depends on it, decisions X1).
+        # (DynamoDB streams only committed writes; the outbox depends on it: decision "The outbox is
+        # the posts table's DynamoDB stream (`NEW_AND_OLD_IMAGES`), not an outbox item").
         streams = {
             id(t): (t.stream_shard, len(t.stream_shard.items))
             for t, *_ in backups

@@ -1,5 +1,6 @@
 """Materializer Lambda (EventBridge Scheduler, every ``MATERIALIZE_INTERVAL_SECONDS``):
-extend every recurring schedule whose next occurrences are due to be written (issue 13)."""
+extend every recurring schedule whose next occurrences are due to be written
+(``docs/recurring.md``)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Powertools ``BatchProcessor``, concurrent (``scheduled_posts.concurrent_batch``): each record is
 processed on its own thread, so one slow destination never delays the batch's other posts
-(issue 17); failures are reported as batch item failures, so one bad record never fails or
-repeats the others. An empty ``Records``
+(decision "A batch's records run concurrently"); failures are reported as batch item failures, so
+one bad record never fails or repeats the others. An empty ``Records``
 list answers an empty failure list; when every record fails, every record is reported failed
 (``raise_on_entire_batch_failure=False``): the same retry as a failed invocation, without an
 invocation error.

@@ -17,7 +17,7 @@ never accepted twice. ``GET /deliveries`` returns what it accepted (JSON), for s
 each delivery's ``media`` items (their download ``url`` and ``sha256``); ``make receiver``
 prints each item under its ``DELIVERED`` line as ``MEDIA <type> <w>x<h> size= sha256= alt= url=``.
 
-It also takes **notifications** (issue 14: register ``<origin>/notify`` as a notification
+It also takes **notifications** (register ``<origin>/notify`` as a notification
 endpoint): a body with ``event_id`` and ``type`` is an outcome event, verified with the
 endpoints' secrets when given (``RECEIVER_NOTIFY_SECRET``, comma-separated too), deduplicated
 by ``event_id``

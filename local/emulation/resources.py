@@ -121,7 +121,7 @@ def ensure_notify_queues(
     max_attempts: int,
     notifier_timeout_seconds: int,
 ) -> dict[str, str]:
-    """Create the notify queue and its DLQ when missing (issue 14); their settings.
+    """Create the notify queue and its DLQ when missing; their settings.
 
     ``queue_names`` maps ``NotifyQueue``/``NotifyDLQ`` to physical names; the notify queue
     moves a message to the DLQ after ``max_attempts`` receives (``NOTIFY_MAX_ATTEMPTS``) and

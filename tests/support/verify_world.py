@@ -245,7 +245,9 @@ class WorldVerifier:
                 if d.status != "published" or not d.remote_id:
                     continue
                 if networks.channels[cid].revoked_at is not None:
-                    continue  # a refused channel is not read (decision "Verification...")
+                    # A refused channel is not read (decision "The verifier and media lost
+                    # answers in the fault suite").
+                    continue
                 if d.verified_at is None:
                     problems.append(
                         f"{key}: published on {networks.channels[cid].network}, never verified"

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from scheduled_posts.event_docs import schemas_in
+from scheduled_posts.event_docs import rewrite, schemas_in
 from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.events import derive_events
 from scheduled_posts.lifecycle.outcomes import Completion
@@ -27,7 +27,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=5)
 LEASE_END = NOW + timedelta(seconds=60)
 DOC = Path(__file__).resolve().parents[3] / "docs" / "events.md"
-SCHEMAS = schemas_in(DOC.read_text(encoding="utf-8"))
+SCHEMAS = schemas_in(DOC.parent / "events")
 
 
 def item(status: PostStatus = PostStatus.SCHEDULED, **kw: Any) -> dict[str, Any]:
@@ -79,6 +79,8 @@ def delivered(status: DeliveryStatus, cid: str, **kw: Any) -> Delivery:
 def test_docs_events_md_shows_the_schemas_of_the_models() -> None:
     assert event_schemas() == SCHEMAS, "run `make openapi` to rewrite docs/events.md"
     assert set(SCHEMAS) == {str(t) for t in EventType}
+    doc = DOC.read_text(encoding="utf-8")
+    assert rewrite(doc) == doc, "run `make openapi` to rewrite docs/events.md's schema links"
 
 
 def test_derive_insert_of_a_scheduled_post_is_post_scheduled() -> None:

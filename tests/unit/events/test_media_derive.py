@@ -18,7 +18,7 @@ from scheduled_posts.models.media import Media, MediaStatus, Probed, RejectionRe
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 DOC = Path(__file__).resolve().parents[3] / "docs" / "events.md"
-SCHEMAS = schemas_in(DOC.read_text(encoding="utf-8"))
+SCHEMAS = schemas_in(DOC.parent / "events")
 
 
 def media_item(status: MediaStatus = MediaStatus.PENDING, **kw: Any) -> dict[str, Any]:

@@ -126,7 +126,7 @@ class ApiDependencies:
 
     @cached_property
     def notification_endpoints(self) -> NotificationEndpointRepository:
-        """Notification endpoints (issue 14)."""
+        """Notification endpoints."""
         return NotificationEndpointRepository(
             posts_table_name=self.settings.POSTS_TABLE_NAME, dynamodb=self.dynamodb
         )

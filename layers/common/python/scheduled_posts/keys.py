@@ -31,7 +31,8 @@ def post_pk(schedule_id: str) -> str:
 
 
 def schedule_id_from_post_pk(pk: str) -> str:
-    """The inverse of ``post_pk``: a post item stores its id only in its key (issue 16, W10)."""
+    """The inverse of ``post_pk``: a post item stores its id only in its key (decision "A post item
+    stores its id and owner only in its keys")."""
     prefix = "POST#"
     if not pk.startswith(prefix):
         raise ValueError(f"not a post key: {pk!r}")
@@ -54,7 +55,7 @@ def notification_endpoint_sk(endpoint_id: str) -> str:
     return f"NOTIFY#{endpoint_id}"
 
 
-#: The sort-key prefix of notification endpoints under ``OWNER#<sub>`` (issue 14).
+#: The sort-key prefix of notification endpoints under ``OWNER#<sub>``.
 NOTIFICATION_ENDPOINT_PREFIX = "NOTIFY#"
 #: The per-user notification endpoint counter item (``n``).
 NOTIFICATION_ENDPOINT_COUNT_SK = "COUNT#NOTIFY"
@@ -66,7 +67,8 @@ def owner_posts_gsi_pk(owner: str) -> str:
 
 def owner_from_posts_gsi_pk(gsi1pk: str) -> str:
     """The inverse of ``owner_posts_gsi_pk``: a post item stores its owner only in its GSI key
-    (issue 16, W10). Raises ``ValueError`` for any other key."""
+    (decision "A post item stores its id and owner only in its keys"). Raises ``ValueError`` for any
+    other key."""
     prefix, suffix = "OWNER#", "#POST"
     if not (gsi1pk.startswith(prefix) and gsi1pk.endswith(suffix)) or len(gsi1pk) <= len(
         prefix + suffix
@@ -116,7 +118,7 @@ def rate_minute(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M")
 
 
-# ------------------------------------------------------------ recurring schedules (issue 13)
+# ------------------------------------------------------------ recurring schedules
 SERIES_SK = "SERIES"
 #: The owner's open-series counter (``MAX_SERIES_PER_USER``): ``pk = OWNER#<sub>``.
 SERIES_COUNT_SK = "SERIES_COUNT"

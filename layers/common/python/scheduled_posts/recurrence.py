@@ -1,4 +1,5 @@
-"""Recurrence rules: cron or weekly slots read as wall-clock time in an IANA zone (issue 13).
+"""Recurrence rules: cron or weekly slots read as wall-clock time in an IANA zone
+(``docs/recurring.md``).
 
 Pure: no I/O and no clock. Cron expressions are parsed and iterated by ``croniter`` (with its
 ``implement_cron_bug`` switch, so the two day fields combine exactly as in Vixie cron: OR when

@@ -26,9 +26,10 @@ class Settings(BaseModel):
     DUE_INDEX_TABLE_NAME: str = "scheduled-posts-due-index"
     IDEMPOTENCY_TABLE_NAME: str = "scheduled-posts-idempotency"
     DISPATCH_QUEUE_URL: str = ""
-    #: Every dispatch queue, comma-separated, when there are several (issue 16: one event
-    #: source mapping scales to 1,000 concurrent batches at most); empty: only
-    #: ``DISPATCH_QUEUE_URL``. Read through :attr:`dispatch_queue_urls`.
+    #: Every dispatch queue, comma-separated, when there are several (decision "Several dispatch
+    #: queues, and the settings named for a million posts a minute": one event source mapping scales
+    #: to 1,000 concurrent batches at most); empty: only ``DISPATCH_QUEUE_URL``. Read through
+    #: :attr:`dispatch_queue_urls`.
     DISPATCH_QUEUE_URLS: str = ""
     DISPATCH_DLQ_URL: str = ""
     #: The stack's EventBridge custom bus the relay puts outcome events on (``docs/events.md``).
@@ -46,7 +47,8 @@ class Settings(BaseModel):
     MAX_DRAFTS: int = Field(200, ge=1)
     MAX_SCHEDULE_AHEAD_DAYS: int = Field(30, ge=1, le=365)
     WRITE_SHARD_COUNT: int = Field(8, ge=1, le=1000)
-    #: Threads the sweeper sweeps shards on at once (issue 16), each shard on one thread: a
+    #: Threads the sweeper sweeps shards on at once (decision "The sweeper sweeps shards on
+    #: threads"), each shard on one thread: a
     #: shard's sends and watermark writes are one after another, so a sweep of many due posts
     #: takes about (its SQS batches x their latency) / this. 1: the shards in turn.
     SWEEP_PARALLELISM: int = Field(1, ge=1, le=64)
@@ -55,23 +57,27 @@ class Settings(BaseModel):
     #: is its former name, still read: the two lists are joined.
     OUTBOUND_ALLOWED_ORIGINS: str = ""
     WEBHOOK_ALLOWED_ORIGINS: str = ""
-    #: Ports besides 443 a webhook URL on a public address may use ("8443,9443"; issue 17).
+    #: Ports besides 443 a webhook URL on a public address may use ("8443,9443"; decision "Outbound
+    #: ports and attempt error words").
     WEBHOOK_ALLOWED_PORTS: str = ""
     #: Ports no webhook URL may use, even an allowed origin's (the local stack: its own ports).
     WEBHOOK_REFUSED_PORTS: str = ""
-    #: Bounds of a destination's ``Retry-After`` wait, in seconds (issue 17): every form of the
+    #: Bounds of a destination's ``Retry-After`` wait, in seconds (decision "`Retry-After` is
+    #: clamped, never trusted"): every form of the
     #: header gives a wait in ``[floor, cap]``.
     RETRY_AFTER_FLOOR_SECONDS: float = Field(1.0, ge=0)
     RETRY_AFTER_CAP_SECONDS: float = Field(3600.0, gt=0, le=86_400)
     #: Most waits a destination may ask for per delivery (429s and ``Retry-After``s) before
-    #: the delivery fails (issue 17): with ``MAX_ATTEMPTS`` it bounds the requests per post.
+    #: the delivery fails (decision "One pure retry decision"): with ``MAX_ATTEMPTS`` it bounds the
+    #: requests per post.
     MAX_DESTINATION_WAITS: int = Field(10, ge=0, le=1000)
     #: Consecutive timeouts, connection errors or 5xx of one channel that open its breaker
     #: (decision "A breaker per destination"; 0: no breaker).
     BREAKER_FAILURES: int = Field(3, ge=0, le=100)
     #: How long an open breaker defers the channel's deliveries before one probe attempt.
     BREAKER_COOLDOWN_SECONDS: int = Field(60, ge=1, le=3600)
-    #: Most channels per user (issue 17: one ``GET /v1/channels`` page must stay far below the
+    #: Most channels per user (decision "Channel limit by a counter item in the create
+    #: transaction": one ``GET /v1/channels`` page must stay far below the
     #: 6 MB Lambda response quota).
     MAX_CHANNELS_PER_USER: int = Field(50, ge=1, le=10_000)
     #: The KMS key (id or ARN) whose data keys seal channel credentials (``data/credentials.py``).
@@ -91,9 +97,9 @@ class Settings(BaseModel):
     VERIFY_WINDOW_HOURS: int = Field(6, ge=1, le=24)
     VERIFY_REVERIFY_SECONDS: int = Field(3600, ge=60)
     VERIFY_MAX_POSTS_PER_RUN: int = Field(50, ge=1, le=1000)
-    #: Recurring schedules (issue 13): the shortest wall-clock gap between two occurrences
-    #: (cron's resolution is a minute), how far ahead occurrences exist as posts (the earlier of
-    #: the two limits), how often the materializer runs, and active series per user.
+    #: Recurring schedules (``docs/recurring.md``): the shortest wall-clock gap between two
+    #: occurrences (cron's resolution is a minute), how far ahead occurrences exist as posts (the
+    #: earlier of the two limits), how often the materializer runs, and active series per user.
     MIN_RECURRENCE_INTERVAL_SECONDS: int = Field(300, ge=60, le=86_400)
     RECURRENCE_HORIZON_HOURS: int = Field(48, ge=1, le=24 * 30)
     RECURRENCE_MAX_AHEAD: int = Field(20, ge=1, le=1000)
@@ -114,7 +120,7 @@ class Settings(BaseModel):
     #: Secrets Manager and passes ``CURSOR_SECRET_ARN`` instead.
     CURSOR_SECRET: str = ""
     CURSOR_SECRET_ARN: str = ""
-    #: Notification endpoints (issue 14, ``docs/events.md``): the notify queue and its DLQ,
+    #: Notification endpoints (``docs/events.md``): the notify queue and its DLQ,
     #: deliveries per notification before the DLQ (the queue's ``maxReceiveCount``), one
     #: request's wall-clock bound, the backoff between tries (full jitter; the cap stays within
     #: the 12 h SQS visibility ceiling) and endpoints per user.

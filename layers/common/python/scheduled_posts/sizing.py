@@ -77,10 +77,11 @@ def worker_sizing_errors(
     return errors
 
 
-#: The notifier (issue 14): a batch's records are sent concurrently, each bounded by
-#: ``NOTIFY_TIMEOUT_SECONDS`` (5 s by default, at most 30 s), so one invocation takes about one
-#: request's time plus the endpoint reads; 60 s covers the largest ``NOTIFY_TIMEOUT_SECONDS``
-#: twice. The notify queue's visibility is 6 x this, like the dispatch queue's.
+#: The notifier (decision "No per-tenant queue"): a batch's records are sent concurrently, each
+#: bounded by ``NOTIFY_TIMEOUT_SECONDS`` (5 s by default, at most 30 s), so one invocation takes
+#: about one request's time plus the endpoint reads; 60 s covers the largest
+#: ``NOTIFY_TIMEOUT_SECONDS`` twice. The notify queue's visibility is 6 x this, like the dispatch
+#: queue's.
 DEFAULT_NOTIFIER_BATCH_SIZE = 10
 DEFAULT_NOTIFIER_TIMEOUT_SECONDS = 60
 

@@ -46,7 +46,7 @@ class TableDef:
 
 BY_OWNER_INDEX = IndexDef("by_owner", "gsi1pk", "gsi1sk", "ALL")
 BY_LEASE_INDEX = IndexDef("by_lease", "lease_shard", "lease_expires_at", "KEYS_ONLY")
-#: A recurring schedule's occurrences (issue 13), sparse: only occurrence posts carry
+#: A recurring schedule's occurrences, sparse: only occurrence posts carry
 #: ``occurrence_of`` (the series id; the series item itself has none). Sorted like
 #: ``by_owner`` (``<publish_at>#<schedule_id>``).
 BY_SERIES_INDEX = IndexDef("by_series", "occurrence_of", "gsi1sk", "ALL")
@@ -58,7 +58,8 @@ POSTS_TABLE = TableDef(
     sort_key="sk",
     indexes=(BY_OWNER_INDEX, BY_LEASE_INDEX, BY_SERIES_INDEX),
     ttl_attribute="expires_at",
-    # The outbox of outcome events (docs/events.md; decisions X1): every committed write of a
+    # The outbox of outcome events (docs/events.md; decision "The outbox is the posts table's
+    # DynamoDB stream (`NEW_AND_OLD_IMAGES`), not an outbox item"): every committed write of a
     # post, before and after, read by the relay.
     stream_view_type="NEW_AND_OLD_IMAGES",
 )
@@ -95,8 +96,8 @@ class QueueDef:
 DISPATCH_DLQ = QueueDef("DispatchDLQ", "DISPATCH_DLQ_URL", retention_days=14)
 DISPATCH_QUEUE = QueueDef("DispatchQueue", "DISPATCH_QUEUE_URL", dead_letter="DispatchDLQ")
 ALL_QUEUES: tuple[QueueDef, ...] = (DISPATCH_DLQ, DISPATCH_QUEUE)
-#: Notifications to users' endpoints (issue 14): the relay sends, the notifier consumes; after
-#: ``NOTIFY_MAX_ATTEMPTS`` receives a message moves to the DLQ. Sized apart from the dispatch
+#: Notifications to users' endpoints (``docs/events.md``): the relay sends, the notifier consumes;
+#: after ``NOTIFY_MAX_ATTEMPTS`` receives a message moves to the DLQ. Sized apart from the dispatch
 #: queues (their own receive count and visibility), so not in :data:`ALL_QUEUES`.
 NOTIFY_DLQ = QueueDef("NotifyDLQ", "NOTIFY_DLQ_URL", retention_days=14)
 NOTIFY_QUEUE = QueueDef("NotifyQueue", "NOTIFY_QUEUE_URL", dead_letter="NotifyDLQ")

@@ -1,4 +1,5 @@
-"""DynamoDB access for a whole account: export and erasure (issue 17 item 15).
+"""DynamoDB access for a whole account: export and erasure (decision "Erasure is synchronous
+and resumable").
 
 Where a user's items live (``docs/data-model.md``), and how each is found without a scan:
 
@@ -253,7 +254,8 @@ class AccountStore:
         posts, due, idempotency = self._table(0), self._table(1), self._table(2)
         pk = keys.post_pk(post.schedule_id)
         self._delete_all([i for i in self._partition(pk) if i["sk"] != keys.POST_SK])
-        # The entry's keys are derived, not stored on the post (issue 16, W1).
+        # The entry's keys are derived, not stored on the post (decision "Post items store no NULLs
+        # and nothing derived").
         due_sk = keys.order_key(post.publish_at, post.schedule_id)
         due.delete_item(Key={"bucket": keys.due_bucket(post.publish_at, post.shard), "due": due_sk})
         due.delete_item(Key={"bucket": keys.late_bucket(post.shard), "due": due_sk})

@@ -1,4 +1,4 @@
-"""The notify queue and its DLQ (issue 14): one message per (event, endpoint).
+"""The notify queue and its DLQ: one message per (event, endpoint).
 
 Sends in batches of 10 (``SendMessageBatch``: at most 10 entries, Amazon SQS quotas), hides a
 failed message for its backoff (``ChangeMessageVisibility``, at most 12 h) and moves a message

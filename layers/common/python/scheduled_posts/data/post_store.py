@@ -46,7 +46,8 @@ def render_change(change: PostChange) -> dict[str, Any]:
     of a transaction's ``Update``)."""
     builder = UpdateExpression()
     # A top-level attribute set to None is removed instead of stored as NULL (an absent
-    # attribute reads as None; it keeps the item under 1 KB, issue 16 W1).
+    # attribute reads as None; it keeps the item under 1 KB, decision "Post items store no NULLs and
+    # nothing derived").
     nulls = [path[0] for path, value in change.sets.items() if value is None and len(path) == 1]
     builder.set_all({p: v for p, v in change.sets.items() if not (v is None and len(p) == 1)})
     removes = tuple(dict.fromkeys((*change.removes, *nulls)))
@@ -232,7 +233,8 @@ class PostStore(TableStore):
 
         At most 10 channels, so at most 11 items (``TransactWriteItems`` allows 100). With no
         row to write (a round whose attempts are all folded into the post item), one conditional
-        ``UpdateItem``: a transaction bills twice (issue 16, W2).
+        ``UpdateItem``: a transaction bills twice (decision "The round's attempts live on the post
+        item where they can").
         """
         if not attempts and not change.extra_items:
             return self.apply(change) is not None

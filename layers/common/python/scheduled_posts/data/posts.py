@@ -83,8 +83,8 @@ class PostRepository(PostReader):
 
     def create(self, post: Post, *, late: bool, max_pending: int) -> Post:
         """Count a new post, then write its due entry (and late marker, when ``late``), then
-        the post: three ordered single-item writes, not one transaction (issue 16, W3: a
-        transaction bills every item twice).
+        the post: three ordered single-item writes, not one transaction (decision "Create is three
+        ordered single writes": a transaction bills every item twice).
 
         Returns the stored post: ``post`` itself, or the one already stored under its id when an
         earlier try of the same create had committed (see below).

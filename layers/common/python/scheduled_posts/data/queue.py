@@ -5,11 +5,12 @@ per-message delay limit (Amazon SQS Developer Guide, "Amazon SQS delay queues");
 most 10 entries (SQS quota for ``SendMessageBatch``).
 
 A deployment may have several dispatch queues, each with its own event source mapping to the
-worker (issue 16): one mapping scales to at most 1,000 concurrent batches, adding at most 300 a
-minute (Lambda Developer Guide, "SQS event source mapping" scaling), so a million posts due in
-one minute need about ten. A post's messages always go to the queue of its id
-(``crc32(schedule_id) % len(queues)``); any queue would be correct (every one feeds the same
-worker), the hash only spreads the load evenly.
+worker (decision "Several dispatch queues, and the settings named for a million posts a minute"):
+one mapping scales to at most 1,000 concurrent batches, adding at most 300 a minute (Lambda
+Developer Guide, "SQS event source mapping" scaling), so a million posts due in one minute need
+about ten. A post's messages always go to the queue of its id (``crc32(schedule_id) %
+len(queues)``); any queue would be correct (every one feeds the same worker), the hash only spreads
+the load evenly.
 """
 
 from __future__ import annotations

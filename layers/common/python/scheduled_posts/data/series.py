@@ -1,4 +1,4 @@
-"""DynamoDB access for recurring schedules (issue 13): series items, the owner's open-series
+"""DynamoDB access for recurring schedules: series items, the owner's open-series
 counter, the materialization index and occurrence writes. See ``docs/data-model.md``. The reads
 are ``data/series_reads.py`` (the base class); the guards of a save come from
 ``lifecycle/series_transitions.py``.
@@ -56,7 +56,7 @@ class SeriesChangedError(VersionConflictError):
 
 class OccurrencesExhaustedError(Exception):
     """The series has written ``max_occurrences`` occurrence posts (RFC 5545 COUNT, decision
-    R5): no further occurrence may be written."""
+    "Bounds follow RFC 5545"): no further occurrence may be written."""
 
 
 class SeriesLimitError(ServiceError):

@@ -132,8 +132,9 @@ def replace_post(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> Pos
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
     # What ``new`` leaves out (None, an empty media list) is removed: items store no NULLs and
-    # no empty lists (issue 16, W1, W10), ``due_bucket``/``due_sk`` are no longer written
-    # (derived from publish_at and the shard), nor ``schedule_id``/``owner`` (in the keys, W10).
+    # no empty lists (decisions "Post items store no NULLs and nothing derived" and "A post
+    # item stores its id and owner only in its keys"), ``due_bucket``/``due_sk`` are no longer
+    # written (derived from publish_at and the shard), nor ``schedule_id``/``owner`` (in the keys).
     absent = (
         "published_at",
         "publish_lag_seconds",

@@ -1,10 +1,10 @@
 """Outcome events derived from one committed item change: ``(old image, new image) -> events``.
 
-The outbox is the posts table's DynamoDB stream (``docs/decisions.md``, "Outcome events",
-X1-X3): every committed write of a ``POST`` item (or a series item) is one stream record carrying
-the item before and after the write, and this pure function turns it into the events it means.
-So an event exists exactly when its change was committed, and a replay of the record gives the
-same events with the same ids.
+The outbox is the posts table's DynamoDB stream (decision "The outbox is the posts table's DynamoDB
+stream (`NEW_AND_OLD_IMAGES`), not an outbox item", and the two after it): every committed write of
+a ``POST`` item (or a series item) is one stream record carrying the item before and after the
+write, and this pure function turns it into the events it means. So an event exists exactly when its
+change was committed, and a replay of the record gives the same events with the same ids.
 
 Which change means which event (the arrows of ``lifecycle/transitions.py``):
 
@@ -27,9 +27,9 @@ a media item turns ``rejected``           ``media.rejected`` (``lifecycle/media_
 ========================================  ==========================================
 
 Lease renewals and take-overs change neither a status nor a delivery outcome: no event (the
-start marks a lease write sets on the deliveries it starts, issue 16's W2, are not outcomes:
-:data:`START_MARKS`). Delivery events come before the post's event of the same write, channels
-in id order.
+start marks a lease write sets on the deliveries it starts (decision "The round's attempts live on
+the post item where they can") are not outcomes: :data:`START_MARKS`). Delivery events come before
+the post's event of the same write, channels in id order.
 
 Event ids are UUIDv5 (RFC 9562) of a key naming the fact: ``<schedule_id>|<type>|v<version>``
 for post changes, plus the new lease token for ``post.claimed`` and the lease token that
@@ -150,11 +150,11 @@ def _channels(post: Post, new: Item) -> dict[str, ChannelOutcome]:
     }
 
 
-#: A delivery's start marks (issue 16, W2): the lease write that starts a round sets
-#: ``started_at`` on the channels it is about to deliver, and the round's record clears it (or
-#: folds the published attempt in with ``http_status``). They say an attempt is in flight, not
-#: what came of it, so they are no outcome: a write that moves only them derives no event.
-#: Without this, a lease renewal marking a ``retry_scheduled`` delivery would derive that
+#: A delivery's start marks (decision "A delivery's start marks are no outcome"): the lease write
+#: that starts a round sets ``started_at`` on the channels it is about to deliver, and the round's
+#: record clears it (or folds the published attempt in with ``http_status``). They say an attempt is
+#: in flight, not what came of it, so they are no outcome: a write that moves only them derives no
+#: event. Without this, a lease renewal marking a ``retry_scheduled`` delivery would derive that
 #: delivery's ``delivery.retrying`` id a second time (same attempts, version and lease).
 START_MARKS = frozenset({"started_at", "http_status"})
 

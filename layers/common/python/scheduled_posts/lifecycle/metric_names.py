@@ -32,7 +32,7 @@ class Metric(StrEnum):
     #: Posts, shards or owners a watchdog or reconciler run could not handle (it went on).
     RESCUE_FAILURES = "RescueFailures"
     REDELIVERED = "Redelivered"
-    #: Recurring schedules (issue 13): occurrence posts written, series that stopped
+    #: Recurring schedules: occurrence posts written, series that stopped
     #: materializing (``MAX_PENDING_POSTS`` reached).
     OCCURRENCES_MATERIALIZED = "OccurrencesMaterialized"
     SERIES_STOPPED = "SeriesStopped"
@@ -40,7 +40,7 @@ class Metric(StrEnum):
     EVENTS_RELAYED = "EventsRelayed"
     #: Seconds from an event's commit (``occurred_at``) to the relay having sent it.
     EVENT_RELAY_LAG_SECONDS = "EventRelayLagSeconds"
-    #: Notifications (issue 14): put on the notify queue by the relay, delivered (2xx) by the
+    #: Notifications: put on the notify queue by the relay, delivered (2xx) by the
     #: notifier, tried again later, sent to the notify DLQ; seconds from ``occurred_at`` to
     #: the endpoint's 2xx.
     NOTIFICATIONS_ENQUEUED = "NotificationsEnqueued"

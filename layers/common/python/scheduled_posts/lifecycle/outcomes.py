@@ -318,10 +318,10 @@ def dead_lettered(deliveries: dict[str, Delivery], error: str) -> dict[str, Deli
 
 
 def attempts_on_item(post: Post) -> list[Attempt]:
-    """The attempts recorded on the post item rather than as ``ATTEMPT#`` rows (issue 16, W2):
-    a published delivery's folded attempt (``published``, with its ``http_status`` and lag),
-    and an owed delivery's attempt in flight (``started``). Merged into
-    ``GET .../attempts`` with the rows."""
+    """The attempts recorded on the post item rather than as ``ATTEMPT#`` rows (decision "The
+    round's attempts live on the post item where they can"): a published delivery's folded attempt
+    (``published``, with its ``http_status`` and lag), and an owed delivery's attempt in flight
+    (``started``). Merged into ``GET .../attempts`` with the rows."""
     found: list[Attempt] = []
     for cid, d in sorted(post.deliveries.items()):
         if d.started_at is None:

@@ -54,8 +54,8 @@ def plan_retry(
     jitter: Callable[[int], float],
     attempts_before_retry: int = 0,
 ) -> RetryPlan:
-    """One rule for every retryable outcome (issue 17 item 2), so no ``Retry-After`` can keep a
-    post busy for ever:
+    """One rule for every retryable outcome (decision "One pure retry decision"), so no
+    ``Retry-After`` can keep a post busy for ever:
 
     * a 429 uses no attempt, every other outcome one of ``MAX_ATTEMPTS``;
     * every wait the destination asked for (a 429, or any ``Retry-After``) counts one

@@ -59,7 +59,7 @@ def _lease(token: str, expires_at: datetime, shard: int) -> dict[Path, Any]:
 def _starting(post: Post, channels: tuple[str, ...], now: datetime) -> dict[Path, Any]:
     """Mark the attempts of ``channels`` started at ``now`` on the post item itself (the
     delivery's ``started_at``), so the lease write that starts a round replaces the ``started``
-    attempt rows (issue 16, W2)."""
+    attempt rows (decision "The round's attempts live on the post item where they can")."""
     sets: dict[Path, Any] = {}
     for cid in channels:
         if cid in post.deliveries:
@@ -136,7 +136,7 @@ def reschedule_missed(old: Post, new: Post) -> PostChange:
 def revive_occurrence(old: Post, new: Post) -> PostChange:
     """``cancelled -> scheduled``: an occurrence its series cancelled (a pause, a rule edit;
     never one the owner cancelled: ``detached`` is false) is scheduled again by a later resume
-    or edit of the series (issue 13). Its TTL is removed; guarded by ``status = cancelled AND
+    or edit of the series. Its TTL is removed; guarded by ``status = cancelled AND
     version = old.version``.
 
     Raises

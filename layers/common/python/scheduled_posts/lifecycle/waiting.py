@@ -54,8 +54,8 @@ def cancel_waiting(
     An owed channel whose earlier attempt may have reached the network (``attempts``: the
     post's rows and the ones on its item; :func:`owed_may_have_published`) refuses the cancel:
     ``skipped`` would be untrue if that attempt published, and its next attempt, under the
-    same Idempotency-Key, settles it (decision "Cancelling a waiting post whose attempt may
-    have reached the network").
+    same Idempotency-Key, settles it (decision "A waiting post is not cancelled over an attempt
+    that may have published").
 
     Raises
     ------

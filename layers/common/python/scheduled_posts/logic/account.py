@@ -1,4 +1,5 @@
-"""Account export and erasure (issue 17 item 15): unpublished posts are private data.
+"""Account export and erasure (decision "Erasure is synchronous and resumable"): unpublished posts
+are private data.
 
 * :func:`export_account` -> ``GET /v1/me/export``: everything the service holds about the caller
   (posts with their deliveries, attempts, recurring schedules, channels without secrets or
@@ -60,7 +61,8 @@ def export_account(
     posts = []
     for post in store.posts(owner):
         body = PostOut.of(post).model_dump(mode="json")
-        # Rows merged with the attempts kept on the post item (issue 16, W2).
+        # Rows merged with the attempts kept on the post item (decision "The round's attempts live
+        # on the post item where they can").
         attempts = outcomes.merge_attempts(store.attempts(post.schedule_id), post)
         body["attempts"] = [AttemptOut.of(a).model_dump(mode="json") for a in attempts]
         posts.append(body)

@@ -1,4 +1,4 @@
-"""Idempotent create (issue 2): ``POST /v1/scheduled-posts`` with an ``Idempotency-Key``.
+"""Idempotent create: ``POST /v1/scheduled-posts`` with an ``Idempotency-Key``.
 
 The create runs inside Powertools ``idempotent_function`` with its own
 ``DynamoDBPersistenceLayer`` on ``IDEMPOTENCY_TABLE_NAME``, keyed on ``[owner, key]`` (so a key is
@@ -8,9 +8,10 @@ stored: errors are raised, so Powertools deletes the in-progress record and noth
 The post id is derived from (owner, key, body) (:func:`logic.posts.idempotent_schedule_id`), so a
 lost record never duplicates a post.
 
-Account erasure (issue 17) must find these records: they use the fixed key prefixes
-``create_post`` and ``create_series`` (not the Lambda's name), and every key is indexed under
-the caller (``AccountStore.remember_idempotency_key``) before the keyed create runs.
+Account erasure (decision "Erasure is synchronous and resumable") must find these records: they use
+the fixed key prefixes ``create_post`` and ``create_series`` (not the Lambda's name), and every key
+is indexed under the caller (``AccountStore.remember_idempotency_key``) before the keyed create
+runs.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from scheduled_posts.models.api import PostCreate, PostOut
 from scheduled_posts.models.recurring import SeriesCreate, SeriesOut
 from scheduled_posts.observability import tracer
 
-#: How long an ``Idempotency-Key`` is remembered (issue 2: 24 h).
+#: How long an ``Idempotency-Key`` is remembered (24 h, ``docs/api.md``).
 IDEMPOTENCY_EXPIRY_SECONDS = 24 * 3600
 
 
@@ -140,7 +141,8 @@ class IdempotentCreator(Generic[DepsT, BodyT, OutT]):
             "body": body.model_dump(mode="json"),
         }
         if self.account is not None:
-            # Indexed first, so that erasure can always find the record (issue 17 item 15).
+            # Indexed first, so that erasure can always find the record (decision "Erasure is
+            # synchronous and resumable").
             expires = self.deps.clock.now() + timedelta(seconds=IDEMPOTENCY_EXPIRY_SECONDS + 3600)
             self.account.remember_idempotency_key(
                 owner, idempotency_key, expires_at=epoch_seconds(expires), series=self.series
@@ -163,7 +165,7 @@ class PostCreator(IdempotentCreator[PostDeps, PostCreate, PostOut]):
 
 
 class SeriesCreator(IdempotentCreator[SeriesDeps, SeriesCreate, SeriesOut]):
-    """Creates recurring schedules (issue 13,
+    """Creates recurring schedules (
     :func:`scheduled_posts.logic.series.create_series`), idempotently when the request carries
     a key; the series id is derived from (owner, key, body)."""
 

@@ -176,7 +176,8 @@ class ChannelDeliverer:
                 return waiting
             delivery = delivery.model_copy(update={"rate_slot": None})
         # The start is already on the post item (the lease write of this round marked it,
-        # ``Publisher._hold``), so no ``started`` row is written here (issue 16, W2).
+        # ``Publisher._hold``), so no ``started`` row is written here (decision "The round's
+        # attempts live on the post item where they can").
         started = Attempt(
             channel_id=channel_id, attempt=number, started_at=started_at, outcome="started"
         )

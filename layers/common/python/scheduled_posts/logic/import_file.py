@@ -40,9 +40,11 @@ from scheduled_posts.clock import parse_instant
 from scheduled_posts.logic.post_csv import unescape_cell
 from scheduled_posts.recurrence import RuleError, resolve_wall_time, zone_for
 
-#: Most rows one import takes (issue 27): 1,000 posts is a month of hourly-ish posting.
+#: Most rows one import takes (decision "Bulk import"): 1,000 posts is a month of hourly-ish
+#: posting.
 MAX_IMPORT_ROWS = 1000
-#: Largest import file, in bytes (issue 27: 5 MB; 1,000 rows of the longest posts fit).
+#: Largest import file, in bytes (decision "Bulk import": 5 MB; 1,000 rows of the longest posts
+#: fit).
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 #: Columns read; ``IGNORED`` ones are the export's read-only columns, ``REFUSED`` not supported.
 READ_COLUMNS = frozenset(

@@ -1,4 +1,4 @@
-"""Materialization (issue 13): a series' next occurrences written ahead as ordinary posts.
+"""Materialization: a series' next occurrences written ahead as ordinary posts.
 
 For an ``active`` series at ``now``, :func:`extend_series` makes every occurrence in
 ``[now, now + RECURRENCE_HORIZON_HOURS]`` exist as a post, but never more than

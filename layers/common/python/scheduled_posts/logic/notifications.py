@@ -1,4 +1,4 @@
-"""Notification endpoints (issue 14): create, list, delete, rotate the signing secret.
+"""Notification endpoints: create, list, delete, rotate the signing secret.
 
 An endpoint receives the owner's outcome events of the types it names, each POSTed signed like
 a webhook channel's delivery (``logic/notifier.py``). The URL passes the same outbound URL

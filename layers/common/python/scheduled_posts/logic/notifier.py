@@ -1,4 +1,4 @@
-"""The notifier (issue 14): one notify-queue message -> one signed POST of the event to one
+"""The notifier: one notify-queue message -> one signed POST of the event to one
 notification endpoint.
 
 Request: ``POST <endpoint url>`` with the event's JSON as the body (compact UTF-8, the same

@@ -1,4 +1,4 @@
-"""The relay's notification fan-out (issue 14): each event of a committed change, once per
+"""The relay's notification fan-out: each event of a committed change, once per
 endpoint of its owner that names the event's type, onto the notify queue.
 
 Called by :class:`scheduled_posts.logic.relay.Relay` after the bus and the feed have the

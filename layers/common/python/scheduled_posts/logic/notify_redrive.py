@@ -1,4 +1,4 @@
-"""Notify DLQ redrive (issue 14, ``make redrive REDRIVE_ARGS=--notify``): send dead-lettered
+"""Notify DLQ redrive (``make redrive REDRIVE_ARGS=--notify``): send dead-lettered
 notifications back to the notify queue, unchanged (same event, same ``event_id``, so a receiver
 that got one before deduplicates it), each with a fresh ``NOTIFY_MAX_ATTEMPTS``.
 

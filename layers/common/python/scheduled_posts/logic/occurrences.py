@@ -1,4 +1,4 @@
-"""A series' own changes to its occurrence posts (issue 13): after an edit, pause or delete,
+"""A series' own changes to its occurrence posts: after an edit, pause or delete,
 cancel the not-yet-claimed, not-detached occurrences the series no longer has, and give the
 kept ones the new post fields. Used by the API (at once) and the materializer (to finish a
 change whose request stopped halfway: the series keeps ``superseded`` until it is done).

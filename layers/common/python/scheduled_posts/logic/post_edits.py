@@ -1,4 +1,4 @@
-"""Changing scheduled posts: edit, reschedule a missed one, cancel (issue 2).
+"""Changing scheduled posts: edit, reschedule a missed one, cancel (``docs/api.md``).
 
 * Edit and cancel apply only to a ``scheduled`` post, or one waiting for its next attempt
   (409 otherwise); a missed post can be given a new ``publish_at``. A stale ``If-Match`` is a
@@ -144,7 +144,7 @@ def _reschedule_missed(
     now: datetime,
     deps: PostDeps,
 ) -> Post:
-    """PATCH of a ``missed`` post with a new future ``publish_at`` (issue 7): ``scheduled``
+    """PATCH of a ``missed`` post with a new future ``publish_at``: ``scheduled``
     again, version + 1, every delivery ``pending``, a new due entry, counted in the pending
     limit; race-safe on ``status = missed AND version = :v`` (409/412 like an edit)."""
     settings = deps.settings
@@ -220,7 +220,7 @@ def cancel_post(
     its owed channels ``skipped``, its published ones kept; ``docs/dispatch.md``).
 
     Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
-    ``If-Match`` is checked like an edit's (issue 17): 409 wins over 412, a malformed value
+    ``If-Match`` is checked like an edit's (decision "ETag"): 409 wins over 412, a malformed value
     is 422, and nothing changes on either.
 
     Raises

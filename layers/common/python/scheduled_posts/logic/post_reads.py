@@ -1,4 +1,4 @@
-"""Reading scheduled posts: one post, its attempt history, the caller's list (issue 2).
+"""Reading scheduled posts: one post, its attempt history, the caller's list (``docs/api.md``).
 
 Another user's post is a 404, like a missing or expired one.
 """
@@ -84,7 +84,7 @@ def list_posts(
 ) -> PostListPage:
     """The caller's posts ordered by ``(publish_at, schedule_id)``; ``from_`` inclusive, ``to``
     exclusive, at most ``limit`` (1-100) per page; ``channel_id`` keeps the posts that name
-    that channel; ``series_id``: only that recurring schedule's occurrences (issue 13; none when
+    that channel; ``series_id``: only that recurring schedule's occurrences (none when
     the series is another user's).
 
     Raises

@@ -1,4 +1,4 @@
-"""Scheduled posts: their collaborators and the create (issue 2).
+"""Scheduled posts: their collaborators and the create (``docs/api.md``).
 
 Every function receives its collaborators in a :class:`PostDeps` (repositories, settings, clock,
 promoter), so tests swap any of them. Reads are in ``logic/post_reads.py``, edit and cancel in

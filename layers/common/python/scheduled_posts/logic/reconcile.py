@@ -1,4 +1,4 @@
-"""The reconciler: the safety net every other mechanism is judged by (issue 7).
+"""The reconciler: the safety net every other mechanism is judged by.
 
 A scheduled Lambda (every ``RECONCILE_INTERVAL_SECONDS``), independent of the sweeper and the
 workers. Each run:

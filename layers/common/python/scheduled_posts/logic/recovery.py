@@ -1,4 +1,5 @@
-"""Recovery actions: deliver a finished post's owed channels again (issue 7).
+"""Recovery actions: deliver a finished post's owed channels again (decision "Retry resets the
+failed channels' attempts budget").
 
 * ``POST /v1/scheduled-posts/{id}/retry`` (:func:`retry_post`): a ``failed`` or
   ``partially_published`` post, still within ``MISFIRE_GRACE_SECONDS`` of its ``publish_at``,

@@ -1,4 +1,4 @@
-"""Signing-secret rotation: ``POST /v1/channels/{channel_id}/rotate-secret`` (issue 7).
+"""Signing-secret rotation: ``POST /v1/channels/{channel_id}/rotate-secret``.
 
 The new secret is returned once. The old one stays valid for ``SECRET_OVERLAP_SECONDS``
 (default 86 400 s): during that overlap every delivery carries both signatures,
@@ -6,9 +6,9 @@ The new secret is returned once. The old one stays valid for ``SECRET_OVERLAP_SE
 (``platforms/signing.py``), so a receiver can
 switch to the new secret at any moment of the overlap. After it only ``v1=<new>`` is sent.
 Every secret stays valid for ``SECRET_OVERLAP_SECONDS`` after it was replaced, however often
-the channel is rotated meanwhile (issue 17), up to :data:`MAX_VALID_SECRETS` at once (a
-rotation beyond that is 409). To cut off a leaked secret at once, rotate with
-``{"revoke_previous": true}``: only the new secret is then valid.
+the channel is rotated meanwhile (decision "Every replaced secret keeps its own overlap"), up to
+:data:`MAX_VALID_SECRETS` at once (a rotation beyond that is 409). To cut off a leaked secret at
+once, rotate with ``{"revoke_previous": true}``: only the new secret is then valid.
 
 How old a ``t`` a receiver should accept: within 300 s of its own clock, either side
 (``signing.DEFAULT_TOLERANCE_SECONDS``; see the ``platforms/signing.py`` docstring). Every retry
@@ -60,7 +60,7 @@ def secrets_kept_on_rotation(
     """The replaced secrets to keep when ``current_secret`` is replaced at ``now``, newest
     first: ``current_secret`` valid ``overlap_seconds`` more, then ``valid_previous`` (those
     still in their overlap); none with ``revoke_previous`` or a zero overlap. Shared by
-    channels and notification endpoints (issue 14). Pure.
+    channels and notification endpoints. Pure.
 
     Raises
     ------
@@ -134,7 +134,7 @@ def rotate_signing_secret(
     StateConflictError
         A concurrent rotation won, :data:`MAX_VALID_SECRETS` would be valid at once, or the
         channel is a network channel (``mastodon``, ``bluesky``), which has no signing secret
-        (409; docs/decisions.md N-F2).
+        (409; decision "Rotating the signing secret of a network channel is 409").
     """
     channel = channels.get(owner, channel_id)
     if channel is None:

@@ -61,7 +61,8 @@ def drop(message: DispatchMessage, why: str) -> RecordOutcome:
 def _fold(
     rounds: dict[str, ChannelRound], *, completing: bool
 ) -> tuple[dict[str, Delivery], list[Attempt]]:
-    """The deliveries and attempt rows a round writes (issue 16, W2).
+    """The deliveries and attempt rows a round writes (decision "The round's attempts live on the
+    post item where they can").
 
     In the round that completes the post, a published attempt is folded into its delivery
     (``started_at``, ``http_status``; the rest of the attempt is already there) instead of an

@@ -1,6 +1,6 @@
-"""Recurring schedules (issue 13): create, edit, pause, resume and delete a series. The rule
-checks, the API view and the reads are ``logic/series_reads.py`` (importable from here too); the
-series' states, arrows and guards are ``lifecycle/series_transitions.py``.
+"""Recurring schedules (``docs/recurring.md``): create, edit, pause, resume and delete a series. The
+rule checks, the API view and the reads are ``logic/series_reads.py`` (importable from here too);
+the series' states, arrows and guards are ``lifecycle/series_transitions.py``.
 
 The rules themselves (cron and weekly slots in an IANA zone, the DST rule, bounds) live in
 ``scheduled_posts.recurrence``; materialization in ``scheduled_posts.logic.materialize``. Here:

@@ -26,7 +26,7 @@ from scheduled_posts.settings import Settings
 if TYPE_CHECKING:
     from scheduled_posts.logic.series import SeriesDeps
 
-#: How many next occurrences a series answer shows (issue 13).
+#: How many next occurrences a series answer shows (``docs/recurring.md``).
 NEXT_OCCURRENCES = 5
 
 

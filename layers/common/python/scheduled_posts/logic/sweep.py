@@ -8,7 +8,8 @@ Per write shard ``0 .. WRITE_SHARD_COUNT-1``:
    ``due BETWEEN <watermark + 1 ms> AND <bucket end or horizon>#~`` (paginated);
 3. skip entries the API's promotion already enqueued for their version, send the rest in
    batches of 10 with ``DelaySeconds = ceil(publish_at - now)`` clamped to ``[0, 900]``
-   (overdue: 0). The sweeper does not mark what it sends in watermark order (issue 16, W4):
+   (overdue: 0). The sweeper does not mark what it sends in watermark order (decision "The
+   sweeper marks only what it sends out of watermark order"):
    the watermark is what stops the next sweep from reading an entry again, and the rare re-send
    after a crash or an overlap is a duplicate message the worker's claim drops. An entry sent
    from a late marker (out of order, the promotion's fallback) is marked as the promotion would
@@ -59,8 +60,9 @@ class SweepResult:
     scanned_count: int = 0
     queries: int = 0
     failed_shards: list[int] = field(default_factory=list)
-    #: Shards left before their end because the run's time budget ran out (issue 16): their
-    #: watermarks stand after the last completed page, and the next run goes on from there.
+    #: Shards left before their end because the run's time budget ran out (decision "The sweeper
+    #: stops before its timeout, and the million's sweep is priced in CPU"): their watermarks stand
+    #: after the last completed page, and the next run goes on from there.
     stopped_shards: list[int] = field(default_factory=list)
 
     @classmethod
@@ -244,7 +246,8 @@ class Sweeper:
                     self._send([entry], now, result, DispatchReason.SWEEP)
                     # Sent out of watermark order, like a promotion, so marked like one: the
                     # entry may still lie ahead of this shard's watermark, and the bucket
-                    # Query must skip it (W4 drops only the in-order sends' marks).
+                    # Query must skip it (only the in-order sends go unmarked: decision "The sweeper
+                    # marks only what it sends out of watermark order").
                     if not self.due_index.mark_enqueued(entry, now):
                         result.duplicates += 1
             self.due_index.delete_late_marker(shard, marker.due)

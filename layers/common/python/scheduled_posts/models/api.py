@@ -1,4 +1,4 @@
-"""Request and response shapes of the scheduling API (issue 2), as pydantic v2 models.
+"""Request and response shapes of the scheduling API (``docs/api.md``), as pydantic v2 models.
 
 Requests are validated field by field (``StrictStr``/``StrictInt``: no silent coercion of
 ``"5"`` into ``5``); a failure is a 422 problem with per-field ``errors``. Rules that need the
@@ -6,7 +6,7 @@ clock, the settings or the database (``publish_at`` not in the past, channels of
 are checked by the logic, which raises :class:`scheduled_posts.errors.ValidationFailedError`
 with the same ``errors`` shape.
 
-Response models mirror the JSON shapes of issue 2 exactly; instants are
+Response models mirror the JSON shapes of ``docs/api.md`` exactly; instants are
 ``YYYY-MM-DDTHH:MM:SS.mmmZ`` strings (UTC, milliseconds).
 """
 
@@ -215,7 +215,7 @@ def _opt(value: datetime | None) -> str | None:
 
 
 class PostOut(BaseModel):
-    """A post as every post endpoint returns it (issue 2's shape)."""
+    """A post as every post endpoint returns it."""
 
     schedule_id: str
     status: str
@@ -292,7 +292,7 @@ def etag_of(representation: dict[str, Any]) -> str:
     """The ``ETag`` of a post's JSON representation (``PostOut`` as JSON), quoted (RFC 9110
     section 8.8.3): ``"<version>"`` while the post is ``scheduled`` or a ``draft`` (every change
     of either is an edit, which raises ``version``), else ``"<version>-<16 hex>"`` with a
-    SHA-256 of the representation, so it changes whenever the answer does (issue 17)."""
+    SHA-256 of the representation, so it changes whenever the answer does (decision "ETag")."""
     version = representation["version"]
     if representation.get("status") in ("scheduled", "draft"):
         return f'"{version}"'

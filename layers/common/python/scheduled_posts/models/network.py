@@ -1,6 +1,6 @@
 """What a network channel (``mastodon``, ``bluesky``) keeps besides a webhook's fields: the
 account the credential check found, the length limits clients should count with, and whether
-the network still accepts the credentials (issue 12)."""
+the network still accepts the credentials."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Notification endpoints (issue 14): a user's URL that receives their outcome events, signed.
+"""Notification endpoints: a user's URL that receives their outcome events, signed.
 
 The domain model (:class:`NotificationEndpoint`), the API's request and answer bodies, and the
 notify queue's message (:class:`NotifyMessage`). See ``docs/events.md``, "Notifications".

@@ -73,10 +73,11 @@ class Delivery(BaseModel):
     #: from there (each attempt keeps its own number), and the ``MAX_ATTEMPTS`` budget counts
     #: from here (decision "A retried delivery's attempts go on numbering").
     attempts_before_retry: int = 0
-    #: The start of the attempt this map itself records (issue 16, W2): while the delivery is
-    #: owed, the attempt in flight (written by the lease write that starts the round, so no
-    #: ``started`` row is needed); once ``published``, the published attempt, folded into the
-    #: post item instead of an ``ATTEMPT#`` row. None when every attempt has its own row.
+    #: The start of the attempt this map itself records (decision "The round's attempts live on the
+    #: post item where they can"): while the delivery is owed, the attempt in flight (written by the
+    #: lease write that starts the round, so no ``started`` row is needed); once ``published``, the
+    #: published attempt, folded into the post item instead of an ``ATTEMPT#`` row. None when every
+    #: attempt has its own row.
     started_at: datetime | None = None
     #: The HTTP status of the folded published attempt (with ``started_at``); None otherwise.
     http_status: int | None = None
@@ -100,7 +101,8 @@ class Delivery(BaseModel):
 
     def to_item(self) -> dict[str, Any]:
         """The ``deliveries.<channel_id>`` map: attributes that are None are left out (an absent
-        attribute reads as None), so the post item stays under 1 KB (issue 16, W1)."""
+        attribute reads as None), so the post item stays under 1 KB (decision "Post items store no
+        NULLs and nothing derived")."""
         item: dict[str, Any] = {
             "status": self.status.value,
             "attempts": self.attempts,
@@ -190,7 +192,7 @@ class Post(BaseModel):
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
     expires_at: int | None = None
-    #: Occurrences of a recurring schedule (issue 13): the series, the occurrence's instant
+    #: Occurrences of a recurring schedule: the series, the occurrence's instant
     #: (its id's source) and whether an edit or cancel of this one post detached it.
     series_id: str | None = None
     occurrence_at: datetime | None = None
@@ -203,7 +205,8 @@ class Post(BaseModel):
         """The full DynamoDB item (boto3 resource types); attributes that are None are absent."""
         item: dict[str, Any] = {
             # The id and the owner are stored once, in the keys (``pk``, ``gsi1pk``), never
-            # again as attributes: every byte counts toward the 1 KB write unit (issue 16, W10).
+            # again as attributes: every byte counts toward the 1 KB write unit (decision "A post
+            # item stores its id and owner only in its keys").
             "pk": keys.post_pk(self.schedule_id),
             "sk": keys.POST_SK,
             "status": self.status.value,
@@ -231,7 +234,8 @@ class Post(BaseModel):
             "queue_slot": _opt_str(self.queue_slot),
         }
         # None is left out, never stored as NULL: an absent attribute reads as None and every
-        # byte counts toward the 1 KB write unit (issue 16, W1).
+        # byte counts toward the 1 KB write unit (decision "Post items store no NULLs and nothing
+        # derived").
         item.update({name: value for name, value in optional.items() if value is not None})
         if self.lease_token is not None:
             item["lease_token"] = self.lease_token
@@ -254,7 +258,8 @@ class Post(BaseModel):
             cid: Delivery.from_item(cid, d) for cid, d in (item.get("deliveries") or {}).items()
         }
         return cls(
-            # Items written before W10 also carry ``schedule_id`` and ``owner``; the keys agree.
+            # Items written before keys alone held them (decision "A post item stores its id and
+            # owner only in its keys") also carry ``schedule_id`` and ``owner``; the keys agree.
             schedule_id=keys.schedule_id_from_post_pk(str(item["pk"])),
             owner=keys.owner_from_posts_gsi_pk(str(item["gsi1pk"])),
             status=PostStatus(item["status"]),
@@ -321,9 +326,10 @@ class Channel(BaseModel):
     """A destination of a user. ``signing_secret`` is never shown after creation.
 
     ``previous_secrets`` are the replaced secrets, newest first, each valid for
-    ``SECRET_OVERLAP_SECONDS`` after it was replaced (issue 17: rotating twice never cuts the
-    first secret short). ``previous_signing_secret``/``previous_secret_expires_at`` are the
-    one-entry form older items were written with; :meth:`valid_previous_secrets` reads both.
+    ``SECRET_OVERLAP_SECONDS`` after it was replaced (decision "Every replaced secret keeps its own
+    overlap": rotating twice never cuts the first secret short).
+    ``previous_signing_secret``/``previous_secret_expires_at`` are the one-entry form older items
+    were written with; :meth:`valid_previous_secrets` reads both.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -348,7 +354,7 @@ class Channel(BaseModel):
             found.append(PreviousSecret(secret=legacy, expires_at=until))
         return [p for p in found if now < p.expires_at]
 
-    #: Network channels (issue 12): ``active`` or ``needs_reauthorization``; the account and
+    #: Network channels: ``active`` or ``needs_reauthorization``; the account and
     #: limits the credential check found; the sealed credentials and (Bluesky) sealed session
     #: (``data/credentials.py``). ``url`` is the Mastodon instance or Bluesky service URL.
     status: ChannelStatus = ChannelStatus.ACTIVE

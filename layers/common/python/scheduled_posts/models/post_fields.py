@@ -1,7 +1,7 @@
 """The fields a post's text is made of, shared by posts, their variants and recurring schedules:
-the text rules (control characters, blank text, the 5,000 code point cap of issue 2 and the
-hardening of issue 17), the id shape, ``media_ids``, ``language`` and ``publish_at``.
-Re-exported by ``models/api.py``, their first home."""
+the text rules (control characters, blank text, the 5,000 code point cap of ``docs/api.md``
+and decision "Request hygiene before routing"), the id shape, ``media_ids``, ``language`` and
+``publish_at``. Re-exported by ``models/api.py``, their first home."""
 
 from __future__ import annotations
 
@@ -14,17 +14,18 @@ from pydantic import AfterValidator, BeforeValidator, Field, StrictStr, StringCo
 
 from scheduled_posts.clock import parse_instant
 
-#: Longest ``content``, in Unicode code points (issue 2).
+#: Longest ``content``, in Unicode code points (``docs/api.md``).
 MAX_CONTENT_CODE_POINTS = 5000
-#: Most ``media_ids`` per post (issue 2).
+#: Most ``media_ids`` per post (``docs/api.md``).
 MAX_MEDIA_IDS = 10
-#: Most ``channel_ids`` per post (issue 2).
+#: Most ``channel_ids`` per post (``docs/api.md``).
 MAX_CHANNELS_PER_POST = 10
 #: Ids the service generates are UUIDs; clients may only send ids of this shape.
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 
 
-#: C0 and C1 control characters and DEL, except tab, line feed and carriage return (issue 17).
+#: C0 and C1 control characters and DEL, except tab, line feed and carriage return (decision
+#: "Request hygiene before routing").
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 #: Characters that render as nothing although Unicode does not call them white space: Hangul
 #: fillers and the braille blank, abused to post "empty" text, and U+FFFC OBJECT REPLACEMENT
@@ -84,7 +85,7 @@ def _not_blank(value: str) -> str:
 
 
 def _not_null(value: Any) -> Any:
-    """A field that may be left out but not sent as ``null`` (issue 17: the error names it)."""
+    """A field that may be left out but not sent as ``null`` (the error names it)."""
     if value is None:
         raise ValueError("must not be null; leave the field out to keep its value")
     return value

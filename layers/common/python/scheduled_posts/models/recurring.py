@@ -1,4 +1,5 @@
-"""Request and response shapes of the recurring-schedule API (issue 13), as pydantic v2 models.
+"""Request and response shapes of the recurring-schedule API (``docs/recurring.md``), as pydantic v2
+models.
 
 A rule is exactly one of ``cron`` (five fields) or ``slots`` (a weekly pattern), read as
 wall-clock time in ``timezone`` (an IANA name or ``UTC``). Field-level problems (a zone that is
@@ -35,7 +36,7 @@ from scheduled_posts.models.notifications import NotificationEndpointOut
 from scheduled_posts.models.variants import Variant, Variants
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
-#: Most occurrences one preview returns (issue 13).
+#: Most occurrences one preview returns (``docs/recurring.md``).
 MAX_PREVIEW_COUNT = 100
 #: Most entries in ``slots`` and times in one entry: a weekly pattern, not a cron in disguise.
 MAX_SLOTS = 7

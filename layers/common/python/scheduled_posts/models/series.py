@@ -1,4 +1,4 @@
-"""A recurring schedule (a *series*) as the domain sees it (issue 13).
+"""A recurring schedule (a *series*) as the domain sees it (``docs/recurring.md``).
 
 The item lives in ``PostsTable`` (``docs/data-model.md``, "Series"):
 ``pk = SERIES#<series_id>``, ``sk = SERIES``; listed through GSI ``by_owner`` under

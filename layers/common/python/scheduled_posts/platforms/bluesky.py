@@ -45,7 +45,8 @@ Threads (``platforms/thread.py``): part ``i`` is written at the TID of ``publish
 (``uri`` and ``cid``, from ``putRecord``'s answer or, after a lost answer, ``getRecord``).
 
 XRPC calls and sessions: ``platforms/bluesky_client.py``. No ``atproto`` SDK (import cost; it
-drops ``None`` fields, so ``swapRecord: null`` cannot be sent): docs/decisions.md N1.
+drops ``None`` fields, so ``swapRecord: null`` cannot be sent): decision "Raw HTTP adapters, no
+client SDKs".
 """
 
 from __future__ import annotations

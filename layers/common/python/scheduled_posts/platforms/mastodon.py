@@ -29,7 +29,8 @@ attempt ends within one ``DELIVERY_TIMEOUT_SECONDS`` (decision "One deadline per
 delivery attempt"); an id or URL the instance answers is kept only within the bounds of
 ``platforms/answers.py``.
 
-Mastodon.py was measured (``bench/cold_start.py``) and not used: see docs/decisions.md N1.
+Mastodon.py was measured (``bench/cold_start.py``) and not used: decision "Raw HTTP adapters, no
+client SDKs".
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ MAX_RESPONSE_BYTES = 64 * 1024
 
 
 class AttemptError(StrEnum):
-    """The first word of every attempt error the webhook adapter writes (issue 17): stable, so
-    receivers' operators and dashboards can match on it. HTTP answers are ``http_<status>``."""
+    """The first word of every attempt error the webhook adapter writes (decision "Outbound ports
+    and attempt error words"): stable, so receivers' operators and dashboards can match on it. HTTP
+    answers are ``http_<status>``."""
 
     CONNECT_FAILED = "connect_failed"  # TCP connect refused/unreachable: nothing was sent
     TIMEOUT = "timeout"  # DELIVERY_TIMEOUT_SECONDS passed (connect, headers or body)
@@ -192,7 +193,8 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 class _Deadline:
-    """Closes the connection's socket when the wall-clock deadline passes (issue 17).
+    """Closes the connection's socket when the wall-clock deadline passes (decision "One wall-clock
+    deadline per attempt").
 
     urllib3's timeouts bound each socket operation, and a read timeout restarts on every byte
     received, so a receiver that drips one byte a second could keep an attempt alive for ever.

@@ -5,7 +5,7 @@ A channel URL is checked twice with :func:`check_destination`: when the channel 
 to the addresses checked then, so a DNS answer that changes between the check and the connect,
 "DNS rebinding", cannot reach a private address).
 
-Rules (issue 2):
+Rules (decision "Webhook URL policy"):
 
 - ``https`` only, and every resolved address must be globally reachable by our pinned
   ``SPECIAL_RANGES`` (``special_addresses.py``: IANA's special-purpose registries; an IPv6
@@ -15,7 +15,8 @@ Rules (issue 2):
   read; ``scheme://host[:port]``; an entry without a
   port matches any port) may use ``http`` and may resolve to private addresses: the local
   stack lists ``http://127.0.0.1`` so loopback receivers work.
-- Ports (issue 17): a URL that is not an allowed origin may use only the scheme's usual port
+- Ports (decision "Outbound ports and attempt error words"): a URL that is not an allowed origin may
+use only the scheme's usual port
   (443 for ``https``) or one the operator lists in ``WEBHOOK_ALLOWED_PORTS``; a port in
   ``WEBHOOK_REFUSED_PORTS`` is refused even for an allowed origin (the local stack lists its
   own API and embedded-AWS ports there, so a channel can never call the service itself).

@@ -1,4 +1,5 @@
-"""The ``webhook`` platform: a signed JSON POST to the channel's URL (issue 3's contract).
+"""The ``webhook`` platform: a signed JSON POST to the channel's URL (the webhook contract of
+``docs/api.md``).
 
 Request::
 
@@ -219,9 +220,9 @@ class WebhookAdapter:
         now: datetime,
     ) -> TransportResponse:
         """POST ``body`` to ``url`` signed at ``now``: :meth:`deliver`'s and the notification
-        endpoints' sender (issue 14): the URL policy checked again, the same
-        headers (``Idempotency-Key`` = ``webhook-id``, one ``v1`` per secret), the same
-        transport bounds. Returns the answer whatever its status.
+        endpoints' sender (decision "The notifier reuses the webhook adapter's sender"): the URL
+        policy checked again, the same headers (``Idempotency-Key`` = ``webhook-id``, one ``v1`` per
+        secret), the same transport bounds. Returns the answer whatever its status.
 
         Raises
         ------
