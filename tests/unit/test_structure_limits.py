@@ -9,21 +9,10 @@ import ast
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).parents[2]
 MAX_MODULE_LINES = 400
 MAX_HANDLER_LINES = 80
 MAX_FUNCTION_LINES = 60
-
-#: Functions over the limit today, with their current length as a ceiling. The goal is an empty
-#: table: an entry may only shrink, and must be removed once its function is within the limit
-#: (the test fails for an entry that is no longer needed). Never add one.
-FUNCTION_EXCEPTIONS: dict[str, int] = {
-    "layers/common/python/scheduled_posts/logic/post_edits.py::cancel_post": 82,
-    "layers/common/python/scheduled_posts/logic/post_reads.py::list_posts": 70,
-    "layers/common/python/scheduled_posts/logic/posts.py::create_post": 77,
-}
 
 
 def _runtime_modules() -> list[Path]:
@@ -61,16 +50,6 @@ def test_api_handler_is_under_80_lines() -> None:
     assert len(handler.read_text(encoding="utf-8").splitlines()) < MAX_HANDLER_LINES
 
 
-def test_no_runtime_function_over_60_lines_beyond_the_shrinking_exceptions() -> None:
-    lengths = _function_lengths()
-    over = {
-        key: n
-        for key, n in lengths.items()
-        if n > MAX_FUNCTION_LINES and n > FUNCTION_EXCEPTIONS.get(key, MAX_FUNCTION_LINES)
-    }
+def test_no_runtime_function_over_60_lines() -> None:
+    over = {key: n for key, n in _function_lengths().items() if n > MAX_FUNCTION_LINES}
     assert over == {}
-
-
-@pytest.mark.parametrize("key", sorted(FUNCTION_EXCEPTIONS))
-def test_function_exception_is_still_needed(key: str) -> None:
-    assert _function_lengths().get(key, 0) > MAX_FUNCTION_LINES, f"remove {key} from the table"

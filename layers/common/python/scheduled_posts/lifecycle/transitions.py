@@ -36,7 +36,11 @@ from scheduled_posts.lifecycle.arrows import (
     replace_post,
 )
 from scheduled_posts.lifecycle.reasons import StatusReason
-from scheduled_posts.lifecycle.states import PostStatus
+from scheduled_posts.lifecycle.states import (
+    TERMINAL_DELIVERY_STATUSES,
+    DeliveryStatus,
+    PostStatus,
+)
 from scheduled_posts.lifecycle.waiting import (  # noqa: F401  (logic/posts.py reads them here)
     owed_may_have_published,
     waiting_for_next_attempt,
@@ -119,6 +123,29 @@ def edit(old: Post, new: Post) -> PostChange:
     """``scheduled -> scheduled``: ``new`` (version + 1) replaces ``old``, guarded by
     ``status = scheduled AND version = old.version``."""
     return replace_post("edit", old, new, expect=PostStatus.SCHEDULED)
+
+
+def cancelled(post: Post, *, reason: str, detach: bool, now: datetime, expires_at: int) -> Post:
+    """``post`` cancelled (the new item for :func:`cancel`): version + 1, ``status_reason``
+    ``reason``, every owed delivery ``skipped`` (a waiting post's published ones kept), no lease,
+    ``expires_at`` the TTL (epoch seconds); ``detach``: an occurrence cancelled by its owner
+    leaves its series, which then never revives it. Pure."""
+    skipped = {"status": DeliveryStatus.SKIPPED, "next_attempt_at": None}
+    deliveries = {
+        cid: d if d.status in TERMINAL_DELIVERY_STATUSES else d.model_copy(update=skipped)
+        for cid, d in post.deliveries.items()
+    }
+    update: dict[str, Any] = {
+        "status": PostStatus.CANCELLED,
+        "version": post.version + 1,
+        "updated_at": now,
+        "deliveries": deliveries,
+        "status_reason": reason,
+        "detached": post.detached or detach,
+        "expires_at": expires_at,
+        "lease_expires_at": None,
+    }
+    return post.model_copy(update=update, deep=True)
 
 
 def cancel(old: Post, new: Post) -> PostChange:

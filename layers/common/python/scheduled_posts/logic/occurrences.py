@@ -15,8 +15,9 @@ from scheduled_posts.data.counters import release_pending_best_effort
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.data.series import SeriesRepository
 from scheduled_posts.errors import NotFoundError, StateConflictError, VersionConflictError
+from scheduled_posts.lifecycle import transitions
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
-from scheduled_posts.models.post import Delivery, DeliveryStatus, Post, PostStatus
+from scheduled_posts.models.post import Delivery, Post, PostStatus
 from scheduled_posts.models.series import Series, SeriesStatus
 from scheduled_posts.settings import Settings
 
@@ -99,19 +100,9 @@ def cancel(post: Post, reason: OccurrenceCancelReason, deps: Stores) -> bool:
     """Cancel one not-yet-claimed occurrence for its series (it stays attached); ``False``
     when it was claimed or changed meanwhile (then it is no longer the series' to change)."""
     now, settings = deps.clock.now(), deps.settings
-    new = post.model_copy(
-        update={
-            "status": PostStatus.CANCELLED,
-            "version": post.version + 1,
-            "updated_at": now,
-            "deliveries": {
-                cid: d.model_copy(update={"status": DeliveryStatus.SKIPPED})
-                for cid, d in post.deliveries.items()
-            },
-            "status_reason": reason.value,
-            "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
-        },
-        deep=True,
+    expires_at = epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS))
+    new = transitions.cancelled(
+        post, reason=reason.value, detach=False, now=now, expires_at=expires_at
     )
     try:
         deps.posts.replace(post, new, old_late=_late(post, now, settings), new_late=False)

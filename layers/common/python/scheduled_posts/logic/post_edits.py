@@ -15,9 +15,8 @@ from typing import Any
 from scheduled_posts.clock import epoch_seconds
 from scheduled_posts.data.counters import release_pending_best_effort
 from scheduled_posts.errors import StateConflictError, VersionConflictError
-from scheduled_posts.lifecycle import outcomes, reach
+from scheduled_posts.lifecycle import outcomes, reach, transitions
 from scheduled_posts.lifecycle import waiting as waiting_arrows
-from scheduled_posts.lifecycle.states import TERMINAL_DELIVERY_STATUSES
 from scheduled_posts.logic import link_cards
 from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import patched_channel_errors
@@ -34,7 +33,7 @@ from scheduled_posts.logic.post_checks import (
 from scheduled_posts.logic.posts import PostDeps, let_go_of_slot, owned_post, promote
 from scheduled_posts.logic.waiting_edit import edit_waiting_post
 from scheduled_posts.models.api import PostPatch
-from scheduled_posts.models.post import Attempt, Delivery, DeliveryStatus, Post, PostStatus
+from scheduled_posts.models.post import Attempt, Delivery, Post, PostStatus
 from scheduled_posts.observability import logger, tracer
 
 
@@ -212,6 +211,19 @@ def _unsafe_to_cancel(post: Post, now: datetime, deps: PostDeps) -> list[Attempt
 
 
 @tracer.capture_method
+def _cancellable(post: Post, expected: frozenset[str] | None, now: datetime) -> bool:
+    """Whether ``post`` waits for its next attempt; raises 409 unless it is ``scheduled``,
+    waiting or ``cancelled`` (before ``If-Match``: 409 wins), then 412 for a stale version."""
+    waiting = waiting_arrows.waiting_for_next_attempt(post, now)
+    if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED) and not waiting:
+        raise StateConflictError(
+            f"the post is {post.status.value}; only a scheduled post, or one waiting for"
+            " its next attempt, can be cancelled"
+        )
+    require_version(etag(post), post.version, expected)
+    return waiting
+
+
 def cancel_post(
     owner: str, schedule_id: str, *, deps: PostDeps, if_match: str | None = None
 ) -> Post:
@@ -220,8 +232,7 @@ def cancel_post(
     its owed channels ``skipped``, its published ones kept; ``docs/dispatch.md``).
 
     Cancelling a ``cancelled`` post returns it unchanged (when ``If-Match``, if any, names it).
-    ``If-Match`` is checked like an edit's (decision "ETag"): 409 wins over 412, a malformed value
-    is 422, and nothing changes on either.
+    ``If-Match`` as an edit's (decision "ETag"): 409 wins over 412; nothing changes on either.
 
     Raises
     ------
@@ -241,35 +252,17 @@ def cancel_post(
     for attempt in range(1, WRITE_ATTEMPTS + 1):
         now = deps.clock.now()
         post = owned_post(owner, schedule_id, deps, now)
-        waiting = waiting_arrows.waiting_for_next_attempt(post, now)
-        if post.status not in (PostStatus.SCHEDULED, PostStatus.CANCELLED) and not waiting:
-            raise StateConflictError(
-                f"the post is {post.status.value}; only a scheduled post, or one waiting for"
-                " its next attempt, can be cancelled"
-            )
-        require_version(etag(post), post.version, expected)
+        waiting = _cancellable(post, expected, now)
         if post.status == PostStatus.CANCELLED:
             return post
         attempts = _unsafe_to_cancel(post, now, deps) if waiting else []
-        deliveries = {  # a waiting post's published channels stay published
-            cid: d
-            if d.status in TERMINAL_DELIVERY_STATUSES
-            else d.model_copy(update={"status": DeliveryStatus.SKIPPED, "next_attempt_at": None})
-            for cid, d in post.deliveries.items()
-        }
-        new = post.model_copy(
-            update={
-                "status": PostStatus.CANCELLED,
-                "version": post.version + 1,
-                "updated_at": now,
-                "deliveries": deliveries,
-                "status_reason": "cancelled by its owner",
-                # An occurrence cancelled by hand is detached: its series never revives it.
-                "detached": post.series_id is not None,
-                "expires_at": epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS)),
-                "lease_expires_at": None,
-            },
-            deep=True,
+        expires_at = epoch_seconds(now + timedelta(days=settings.RETENTION_DAYS))
+        new = transitions.cancelled(
+            post,
+            reason="cancelled by its owner",
+            detach=post.series_id is not None,
+            now=now,
+            expires_at=expires_at,
         )
         try:
             deps.posts.replace(

@@ -69,6 +69,20 @@ def _parse_bound(value: str | None, name: str) -> datetime | None:
 
 
 @tracer.capture_method
+def _bounds(from_: str | None, to: str | None) -> tuple[datetime | None, datetime | None]:
+    """``from``/``to`` as instants (None: open); 422 naming both when ``from`` is later."""
+    start, end = _parse_bound(from_, "from"), _parse_bound(to, "to")
+    if start is not None and end is not None and start > end:
+        raise ValidationFailedError(
+            "from is later than to",
+            [
+                field_error(["query", "from"], "must not be later than to", "from_after_to"),
+                field_error(["query", "to"], "must not be earlier than from", "from_after_to"),
+            ],
+        )
+    return start, end
+
+
 def list_posts(
     owner: str,
     *,
@@ -90,20 +104,11 @@ def list_posts(
     Raises
     ------
     ValidationFailedError
-        ``from``/``to`` are not RFC 3339 instants with an offset, or ``from`` is later than
-        ``to`` (both named).
+        ``from``/``to`` not RFC 3339 instants with an offset, or ``from`` after ``to``.
     InvalidCursorError
         The cursor was forged, altered, issued to another user or for other filters.
     """
-    start, end = _parse_bound(from_, "from"), _parse_bound(to, "to")
-    if start is not None and end is not None and start > end:
-        raise ValidationFailedError(
-            "from is later than to",
-            [
-                field_error(["query", "from"], "must not be later than to", "from_after_to"),
-                field_error(["query", "to"], "must not be earlier than from", "from_after_to"),
-            ],
-        )
+    start, end = _bounds(from_, to)
     fingerprint = query_fingerprint(
         status.value if status else None,
         format_instant(start) if start else None,
@@ -135,7 +140,5 @@ def list_posts(
     if len(posts) > limit:
         posts = posts[:limit]
         last_key = keys.order_key(posts[-1].publish_at, posts[-1].schedule_id)
-    next_cursor = (
-        codec.encode(owner=owner, last_key=last_key, query=fingerprint) if last_key else None
-    )
-    return PostListPage(posts=posts, next_cursor=next_cursor)
+    encoded = codec.encode(owner=owner, last_key=last_key, query=fingerprint) if last_key else None
+    return PostListPage(posts=posts, next_cursor=encoded)

@@ -111,25 +111,11 @@ def create_post(
     attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
     queue_slot = reserve_slot(request, owner, schedule_id, deps) if queued else None
-    post = Post(
-        schedule_id=schedule_id,
-        owner=owner,
-        status=PostStatus.SCHEDULED,
-        content=request.content,
-        media_ids=list(request.media_ids),
-        language=request.language,
-        publish_at=queue_slot or publish_at,
-        channel_ids=list(request.channel_ids),
-        variants=dict(request.variants),
-        parts=list(request.parts or []),
-        first_comment=request.first_comment,
-        deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
-        version=1,
-        created_at=now,
-        updated_at=now,
-        shard=keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT),
-        queue_slot=queue_slot,
-    )
+    when = queue_slot or publish_at
+    assert isinstance(when, datetime)  # "now" and next_free_slot are instants by here
+    shard = keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT)
+    post = scheduled_post(request, owner, schedule_id, publish_at=when, now=now, shard=shard)
+    post = post.model_copy(update={"queue_slot": queue_slot})
     try:  # the card (a fetch, or a 422 for its thumb) before the write; a refusal frees the slot
         post = link_cards.frozen_on_create(
             post, request, channels=deps.channels, deps=deps.link_cards
@@ -151,6 +137,37 @@ def create_post(
     )
     promote(post, now, deps)
     return post
+
+
+def scheduled_post(
+    request: PostCreate,
+    owner: str,
+    schedule_id: str,
+    *,
+    publish_at: datetime,
+    now: datetime,
+    shard: int,
+) -> Post:
+    """The new post of ``request``: ``scheduled``, version 1, one ``pending`` delivery per
+    channel, its write shard ``shard``. Pure."""
+    return Post(
+        schedule_id=schedule_id,
+        owner=owner,
+        status=PostStatus.SCHEDULED,
+        content=request.content,
+        media_ids=list(request.media_ids),
+        language=request.language,
+        publish_at=publish_at,
+        channel_ids=list(request.channel_ids),
+        variants=dict(request.variants),
+        parts=list(request.parts or []),
+        first_comment=request.first_comment,
+        deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
+        version=1,
+        created_at=now,
+        updated_at=now,
+        shard=shard,
+    )
 
 
 def _refusals(
