@@ -1,12 +1,13 @@
 // The compose / edit dialog: live counts per channel, DST-aware publish time, If-Match edits.
 
-import { MAX_CODE_POINTS, channelCounts, codePoints, describeCount } from "./counts.js";
+import { countLines } from "./counts.js";
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
 import { loadDrafts, renderDrafts } from "./drafts.js";
 import { mediaForPreview, mediaIdsForPost, resetMedia } from "./media.js";
 import { renderPreviews } from "./preview.js";
 import { linkCardBox, optionFields } from "./options.js";
+import { clearThreadErrors, firstComment, resetThread, showThreadErrors, threadBody, threadParts, updateThreadCounts } from "./thread.js";
 import * as t from "./time.js";
 
 export function renderChannelOptions(selected) {
@@ -78,28 +79,29 @@ export function selectedChannels() {
   return [...$("channel-options").querySelectorAll("input:checked")].map((b) => b.value);
 }
 
+/** A chosen channel's effective replies: its variant's own `parts`, else the post's. */
+function effectiveParts(id) {
+  const own = variants[id] && variants[id].parts;
+  return own && own.length ? own : threadParts();
+}
+
 export function updateCounts() {
   const text = $("content").value;
-  const items = [];
-  const total = codePoints(text);
-  items.push(h("li", { class: total > MAX_CODE_POINTS ? "over" : "" }, `All channels: ${total} / ${MAX_CODE_POINTS} characters`));
   const own = currentVariantTexts();
-  for (const id of selectedChannels()) {
-    const channel = state.channels.find((c) => c.channel_id === id) || {};
-    const effective = own[id] && own[id].trim() ? own[id] : text;
-    for (const count of channelCounts(effective, channel)) {
-      const d = describeCount(count);
-      items.push(h("li", { class: d.over ? "over" : "" }, `${channel.name}: ${d.text}`));
-    }
-  }
-  $("content-counts").replaceChildren(...items);
-  renderPreviews($("previews"), selectedChannels().map((id) => {
-    const channel = state.channels.find((c) => c.channel_id === id) || { name: id, channel_id: id };
-    return { channel, text: own[id] && own[id].trim() ? own[id] : text, options: variants[id] || {} };
-  }), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing });
+  const chosen = selectedChannels().map((id) => state.channels.find((c) => c.channel_id === id) || { name: id, channel_id: id });
+  const effective = (c) => (own[c.channel_id] && own[c.channel_id].trim() ? own[c.channel_id] : text);
+  $("content-counts").replaceChildren(...countLines(text, chosen.map((channel) => ({ channel, text: effective(channel) })))
+    .map((l) => h("li", { class: l.over ? "over" : "" }, l.text)));
+  updateThreadCounts(chosen.filter((c) => !((variants[c.channel_id] || {}).parts || []).length), chosen);
+  const comment = firstComment();
+  renderPreviews($("previews"), chosen.map((channel) => ({
+    channel, text: effective(channel), options: variants[channel.channel_id] || {},
+    parts: effectiveParts(channel.channel_id).map((p) => ({ text: p.content })),
+  })), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing, comment });
 }
 $("media-list").addEventListener("media-changed", () => updateCounts());
 $("content").addEventListener("input", updateCounts);
+$("thread-box").addEventListener("thread-changed", () => updateCounts());
 
 export function updatePublishHint() {
   state.dstChoice = null;
@@ -165,6 +167,7 @@ export function openCompose(post = null) {
   linkCard = post ? post.link_card || null : null;
   cardRemoved = false;
   resetMedia(post ? post.media_ids : []);
+  resetThread(post);
   $("variant-fields").replaceChildren();
   const at = post && post.publish_at ? Date.parse(post.publish_at) : Math.ceil((Date.now() + 60 * 60_000) / 300_000) * 300_000;
   $("publish-at").value = t.toLocalInput(at, zone);
@@ -194,7 +197,7 @@ export function publishInstant() {
 
 export function showFieldErrors(err) {
   const map = { link_card: "variants-error", media_ids: "media-error", content: "content-error", publish_at: "publish-error", channel_ids: "channels-error", variants: "variants-error", language: "language-error" };
-  let placed = false;
+  let placed = showThreadErrors(err.problem);
   for (const [field, msg] of Object.entries(err.fields)) {
     const target = map[field];
     if (target) {
@@ -209,6 +212,7 @@ export function showFieldErrors(err) {
 $("compose-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   clearErrors("compose-error", "content-error", "channels-error", "variants-error", "language-error", "media-error");
+  clearThreadErrors();
   const content = $("content").value;
   const channel_ids = selectedChannels();
   let ok = true;
@@ -219,9 +223,10 @@ $("compose-form").addEventListener("submit", async (ev) => {
   const editingDraft = Boolean(state.editing && state.editing.status === "draft");
   const when = state.editing && !editingDraft ? "at" : chosenWhen();
   const instant = when === "at" ? publishInstant() : 0;
-  if (instant === null || !ok) return;
+  const thread = threadBody(Boolean(state.editing));
+  if (instant === null || thread === null || !ok) return;
   const words = { now: "now", queue: "next_free_slot" };
-  const body = { content, channel_ids, media_ids, variants: variantsBody(channel_ids) };
+  const body = { content, channel_ids, media_ids, variants: variantsBody(channel_ids), ...thread };
   if (when !== "draft") body.publish_at = words[when] || t.toUtc(instant); // no publish_at: a draft
   const language = $("language").value.trim();
   if (language) body.language = language;

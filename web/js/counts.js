@@ -70,3 +70,19 @@ export function describeCount({ label, count, limit }) {
   const suffix = over ? ` \u2014 ${count - limit} over the limit` : "";
   return { text: `${count} / ${limit} ${label}${suffix}`, over };
 }
+
+/**
+ * The count lines of one text box: first the post-wide cap on `text`, then each channel's counts
+ * on its own text (`perChannel`: [{channel, text}]): [{text: "Toots: 12 / 500 characters", over}].
+ */
+export function countLines(text, perChannel) {
+  const total = codePoints(text);
+  const lines = [{ text: `All channels: ${total} / ${MAX_CODE_POINTS} characters`, over: total > MAX_CODE_POINTS }];
+  for (const { channel, text: own } of perChannel) {
+    for (const count of channelCounts(own, channel)) {
+      const d = describeCount(count);
+      lines.push({ text: `${channel.name}: ${d.text}`, over: d.over });
+    }
+  }
+  return lines;
+}

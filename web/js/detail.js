@@ -94,11 +94,51 @@ function linkCell(d) {
   return d.planned_remote_url ? h("span", { class: "hint" }, `Will be ${d.planned_remote_url}`) : "\u2014";
 }
 
+const external = (url, text) => h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, text);
+
+/** A thread's progress on one channel (`parts_published` "k/n", a link per published part) and
+ * its first comment's state, link and error; null for a single post without a comment. */
+function threadCell(post, d) {
+  const total = 1 + (d.parts || []).length;
+  const bits = [];
+  if (total > 1) {
+    bits.push(h("p", {}, d.parts_published ? `${d.parts_published} parts published` : `${total} parts`));
+    const links = (d.published_parts || []).map((p) => h("li", {}, p.remote_url
+      ? external(p.remote_url, `Part ${p.index + 1} on ${channelName(d.channel_id)}`)
+      : `Part ${p.index + 1}: ${p.remote_id || "published"}`));
+    if (links.length) bits.push(h("ul", { class: "part-links" }, links));
+  }
+  const c = d.first_comment;
+  if (c) {
+    bits.push(h("p", {}, "First comment: ", badge(c.status),
+      c.remote_url ? [" ", external(c.remote_url, `View the first comment on ${channelName(d.channel_id)}`)] : null,
+      c.error ? h("span", { class: "error" }, ` ${c.error}`) : null));
+  } else if (post.first_comment) {
+    bits.push(h("p", {}, "First comment: not yet"));
+  }
+  return bits.length ? bits : null;
+}
+
 function deliveryStatus(d) {
   const when = (iso) => h("time", { datetime: iso }, t.describe(Date.parse(iso), zone));
   return [badge(d.status),
     d.next_attempt_at ? h("span", { class: "hint" }, " next try ", when(d.next_attempt_at)) : null,
     d.verification ? h("span", { class: "error" }, ` ${d.verification === "missing" ? "no longer on the network" : "changed on the network"}`) : null];
+}
+
+/** The post's replies (parts 2 to n) and its first comment, as facts. */
+function threadFacts(post) {
+  const facts = [];
+  if ((post.parts || []).length) {
+    facts.push(h("dt", {}, "Thread"), h("dd", {}, h("ol", { class: "thread-facts", start: "2", "aria-label": `Parts 2 to ${post.parts.length + 1}` },
+      post.parts.map((p) => h("li", { class: "content" }, p.content)))));
+  }
+  const c = post.first_comment;
+  if (c) {
+    const later = c.delay_seconds ? `, ${Math.round(c.delay_seconds / 60)} min after the post` : "";
+    facts.push(h("dt", {}, "First comment"), h("dd", { class: "content" }, c.content, h("span", { class: "hint" }, ` (a reply to part 1${later})`)));
+  }
+  return facts;
 }
 
 export async function loadDetail(id, { keepFocus = false } = {}) {
@@ -122,12 +162,14 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
   // keeps polling until the post is final and its final event is in the history.
   state.detailSettled = TERMINAL.has(post.status) && events.some((e) => e.event.type === `post.${post.status}`);
   const at = Date.parse(post.publish_at);
+  const threaded = (post.parts || []).length || post.first_comment || post.deliveries.some((d) => (d.parts || []).length);
   const rows = post.deliveries.map((d) => h("tr", {},
     h("th", { scope: "row" }, channelName(d.channel_id)),
     h("td", { "data-label": "Status" }, deliveryStatus(d)),
     h("td", { "data-label": "Attempts" }, String(d.attempts)),
     h("td", { "data-label": "Link" }, linkCell(d)),
     h("td", { "data-label": "Publishes" }, channelSpecifics(post, d)),
+    threaded ? h("td", { "data-label": "Thread" }, threadCell(post, d) || "\u2014") : null,
     h("td", { "data-label": "Last error" }, d.last_error || "\u2014")));
   const attemptRows = attempts.map((a) => h("tr", {},
     h("td", { "data-label": "Attempt" }, String(a.attempt)),
@@ -144,10 +186,12 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
       h("dt", {}, "Publish at"), h("dd", {}, h("time", { datetime: post.publish_at }, t.describe(at, zone)), ` \u2014 ${post.publish_at}`),
       ...outcomeFact(post),
       h("dt", {}, "Publish lag"), h("dd", {}, post.publish_lag_seconds == null ? "\u2014" : `${post.publish_lag_seconds.toFixed(3)} s`),
-      h("dt", {}, "Content"), h("dd", { class: "content" }, post.content)),
+      h("dt", {}, "Content"), h("dd", { class: "content" }, post.content),
+      ...threadFacts(post)),
     h("h3", {}, "Channels"),
     h("table", { class: "list" },
-      h("thead", {}, h("tr", {}, ["Channel", "Status", "Attempts", "Link", "Publishes", "Last error"].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ["Channel", "Status", "Attempts", "Link", "Publishes", threaded ? "Thread" : null, "Last error"]
+        .filter(Boolean).map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, rows)),
     h("h3", {}, "Media"),
     media.length ? h("ul", { class: "history detail-media" }, media.map(mediaItem)) : h("p", {}, "No media."),

@@ -115,6 +115,50 @@ def test_patch_with_next_free_slot_takes_the_queue_slot(alice: ApiClient, channe
     assert queue[0]["schedule_id"] == draft["schedule_id"]
 
 
+def _thread_draft(client: ApiClient, channel: str) -> dict:
+    answer = client.post(
+        "/v1/scheduled-posts",
+        {
+            "content": "one",
+            "channel_ids": [channel],
+            "parts": [{"content": "two"}, {"content": "three"}],
+            "first_comment": {"content": "comment", "delay_seconds": 90},
+        },
+    )
+    assert answer.status == 201, answer.json
+    return dict(answer.json)
+
+
+def test_a_draft_edit_replaces_its_thread_and_removes_its_first_comment(
+    alice: ApiClient, channel: str
+) -> None:
+    draft = _thread_draft(alice, channel)
+    path = f"/v1/scheduled-posts/{draft['schedule_id']}"
+    edited = alice.patch(path, {"parts": [{"content": "three"}], "first_comment": None})
+    assert edited.status == 200, edited.json
+    read = alice.get(path).json
+    assert (read["parts"], read["first_comment"]) == ([{"content": "three", "media_ids": []}], None)
+    assert read["status"] == "draft"
+
+
+def test_scheduling_a_draft_takes_the_thread_the_patch_gives_after_its_rules(
+    alice: ApiClient, channel: str
+) -> None:
+    draft = _thread_draft(alice, channel)
+    path = f"/v1/scheduled-posts/{draft['schedule_id']}"
+    blank = alice.patch(path, {"publish_at": FAR, "parts": [{"content": "two"}, {"content": " "}]})
+    assert blank.status == 422, blank.json
+    assert [e["loc"] for e in blank.json["errors"]] == [["body", "parts", 1, "content"]]
+    answer = alice.patch(
+        path, {"publish_at": FAR, "parts": [{"content": "2"}], "first_comment": {"content": "c"}}
+    )
+    assert answer.status == 200, answer.json
+    read = alice.get(path).json
+    assert read["status"] == "scheduled"
+    assert read["parts"] == [{"content": "2", "media_ids": []}]
+    assert read["first_comment"] == {"content": "c", "delay_seconds": 0}
+
+
 def test_the_draft_limit_is_a_429_problem(limited: ApiClient) -> None:
     channel = limited.create_channel()
     for _ in range(LIMIT):

@@ -85,6 +85,25 @@ def test_patch_post_clearing_media_removes_them_from_the_stored_post(
     assert tables.post_item(created["schedule_id"])["language"] == "de"
 
 
+def test_patch_post_a_thread_made_single_without_its_comment_stores_neither(
+    alice: ApiClient, channel: str, tables
+) -> None:
+    # Given a scheduled thread with a first comment
+    created = alice.post(
+        "/v1/scheduled-posts",
+        {"content": "one", "publish_at": FAR, "channel_ids": [channel],
+         "parts": [{"content": "two"}], "first_comment": {"content": "c"}},
+    ).json  # fmt: skip
+    # When the edit gives no parts ([]) and removes the comment (null)
+    answer = alice.patch(_path(created), {"parts": [], "first_comment": None})
+    # Then the stored post has neither, and the next read says so
+    assert answer.status == 200, answer.json
+    item = tables.post_item(created["schedule_id"])
+    assert "parts" not in item and "first_comment" not in item
+    read = alice.get(_path(created)).json
+    assert (read["parts"], read["first_comment"]) == ([], None)
+
+
 def test_patch_post_of_an_item_written_before_w10_drops_its_copies_of_the_keys(
     alice: ApiClient, post: dict, tables
 ) -> None:

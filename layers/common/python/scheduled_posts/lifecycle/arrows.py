@@ -131,10 +131,11 @@ def replace_post(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> Pos
     sets: dict[Path, Any] = {
         (name,): value for name, value in sorted(item.items()) if name not in ("pk", "sk")
     }
-    # What ``new`` leaves out (None, an empty media list) is removed: items store no NULLs and
-    # no empty lists (decisions "Post items store no NULLs and nothing derived" and "A post
-    # item stores its id and owner only in its keys"), ``due_bucket``/``due_sk`` are no longer
-    # written (derived from publish_at and the shard), nor ``schedule_id``/``owner`` (in the keys).
+    # What ``new`` leaves out (None, an empty media list, no thread parts or first comment) is
+    # removed: items store no NULLs and no empty lists (decisions "Post items store no NULLs and
+    # nothing derived" and "A post item stores its id and owner only in its keys"),
+    # ``due_bucket``/``due_sk`` are no longer written (derived from publish_at and the shard),
+    # nor ``schedule_id``/``owner`` (in the keys).
     absent = (
         "published_at",
         "publish_lag_seconds",
@@ -143,6 +144,8 @@ def replace_post(arrow: str, old: Post, new: Post, *, expect: PostStatus) -> Pos
         "language",
         "variants",
         "link_card",
+        "parts",
+        "first_comment",
         "due_bucket",
         "due_sk",
         "schedule_id",

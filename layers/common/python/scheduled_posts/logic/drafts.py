@@ -32,7 +32,6 @@ from scheduled_posts.errors import StateConflictError, ValidationFailedError, Ve
 from scheduled_posts.logic import link_cards, post_checks, post_edits, post_reads, posts
 from scheduled_posts.logic.media_attach import attach_media
 from scheduled_posts.logic.network_rules import (
-    channel_errors,
     composed_errors,
     patched_channel_errors,
 )
@@ -163,10 +162,12 @@ def _edit_draft(post: Post, patch: PostPatch, *, deps: PostDeps) -> Post:
     )
     attach_media(post.owner, patch.media_ids, deps=deps.uploads)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": deps.clock.now()}
-    for name in ("content", "media_ids", "language", "variants"):
+    for name in ("content", "media_ids", "language", "variants", "parts"):
         value = getattr(patch, name)
         if value is not None:
             changes[name] = value
+    if "first_comment" in patch.model_fields_set:  # null removes it
+        changes["first_comment"] = patch.first_comment
     if patch.channel_ids is not None:
         changes["channel_ids"] = list(patch.channel_ids)
         changes["deliveries"] = {cid: Delivery(channel_id=cid) for cid in patch.channel_ids}
@@ -184,6 +185,8 @@ def _as_create(post: Post, body: PostEditBody) -> PostCreate:
         "channel_ids": list(post.channel_ids),
         "language": post.language,
         "variants": dict(post.variants),
+        "parts": list(post.parts),
+        "first_comment": post.first_comment,
     }
     values.update({name: getattr(body, name) for name in body.model_fields_set})
     return PostCreate.model_construct(**values)
@@ -197,15 +200,8 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
     publish_at: datetime = now if request.publish_at == "now" else request.publish_at  # type: ignore[assignment]
     post_checks.raise_if(
         ([] if queued else post_checks.publish_at_errors(publish_at, now, settings))
-        + channel_errors(  # the create's rules again: a channel may have gone since
-            post.owner,
-            request.channel_ids,
-            channels=deps.channels,
-            content=request.content,
-            media_ids=request.media_ids,
-            media=deps.media,
-            variants=request.variants,
-        )
+        # the create's rules again (a thread's too): a channel may have gone since
+        + composed_errors(post.owner, request, channels=deps.channels, media=deps.media)
     )
     attach_media(post.owner, body.media_ids, deps=deps.uploads)
     slot = posts.reserve_slot(request, post.owner, post.schedule_id, deps) if queued else None
@@ -216,6 +212,8 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
             "media_ids": list(request.media_ids),
             "language": request.language,
             "variants": dict(request.variants),
+            "parts": list(request.parts or []),
+            "first_comment": request.first_comment,
             "channel_ids": list(request.channel_ids),
             "deliveries": {cid: Delivery(channel_id=cid) for cid in request.channel_ids},
             "publish_at": slot or publish_at,
