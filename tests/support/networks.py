@@ -60,7 +60,15 @@ from scheduled_posts.platforms.registry import get_adapter
 from scheduled_posts.platforms.transport import TransportError, TransportResponse, Urllib3Transport
 from scheduled_posts.settings import Settings
 from tests.support.faults import FaultPlan
+from tests.support.link_site import LinkSite
 from tests.support.media_faults import KeyedAdapter, MediaFaults
+from tests.support.thread_world import (
+    COMMENT,
+    ThreadFaults,
+    check_thread,
+    comment_due,
+    label_of,
+)
 from tests.support.transport import AnsweringTransport, SentRequest
 
 if TYPE_CHECKING:
@@ -85,6 +93,9 @@ FORCED_KINDS = (*NETWORK_FAULTS, "401_mid_run")
 FORCED_BEFORE_REVOKE_SECONDS = 300
 WRITE_PATHS = {"mastodon": "/api/v1/statuses", "bluesky": "/xrpc/com.atproto.repo.putRecord"}
 _POST_TEXT = re.compile(r"^post (\d+) of seed (\d+)")
+#: The injected faults that store the write and lose its answer (the last two at a thread's later
+#: part or first comment: ``tests/support/thread_world.py``).
+_LOST_ANSWERS = ("accept_then_lose", "part_answer_lost", "comment_answer_lost")
 #: What a kept ``remote_url`` may start with: ``https``, or the local stand-in's origin.
 _LINK_PREFIXES = ("https://", "http://127.0.0.1:")
 
@@ -128,6 +139,9 @@ class Write:
     key: str
     at: datetime
     answered: bool
+    #: The thread step (``tests/support/thread_world.py``, ``label_of``): ``1`` .. ``n``,
+    #: ``comment``.
+    label: str = "1"
 
 
 @dataclass
@@ -154,6 +168,12 @@ class NetworkFaults(AnsweringTransport):
     forced: dict[str, str] = field(default_factory=dict)
     #: Lost answers at the media steps (``tests/support/media_faults.py``).
     media: MediaFaults | None = None
+    #: Lost answers at the thread steps (``tests/support/thread_world.py``).
+    threads: ThreadFaults | None = None
+    #: ``(key, label)`` of each thread step the network refused (401 or ExpiredToken), and of
+    #: each whose answer was lost.
+    refused_steps: set[tuple[str, str]] = field(default_factory=set)
+    lost_steps: set[tuple[str, str]] = field(default_factory=set)
     _seen_tokens: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -163,19 +183,20 @@ class NetworkFaults(AnsweringTransport):
         token = _bearer(request.headers)
         path = request.path
         write = request.method == "POST" and path == WRITE_PATHS.get(network)
-        key = self._key(network, request.body) if write else None
+        key, label = self._key(network, request.body) if write else (None, "1")
         if network == "bluesky" and token:
             expired = self._expired(token, path)
             if expired is not None:
                 if key is not None:
                     self.refused_keys.add(key)
+                    self.refused_steps.add((key, label))
                 return expired
         if key is None:
             step = self.media.step(network, request) if self.media else None
             if self.media is not None and step is not None:
                 return self.media.answer(network, step, request, self.inner)
             return request.forward(self.inner)
-        return self._write(network, key, request)
+        return self._write(network, key, request, label)
 
     def revoke_tokens(self) -> None:
         """From now on, answer Bluesky requests with a token seen so far ``ExpiredToken``."""
@@ -191,17 +212,22 @@ class NetworkFaults(AnsweringTransport):
                 return None
         return _json(400, {"error": "ExpiredToken", "message": "Token has expired"})
 
-    def _key(self, network: str, body: bytes) -> str | None:
+    def _key(self, network: str, body: bytes) -> tuple[str | None, str]:
+        """The write's delivery key and thread step (``label_of`` its text)."""
         try:
             data = json.loads(body)
         except ValueError:
-            return None
+            return None, "1"
         if network == "bluesky":
             data = data.get("record") if isinstance(data, dict) else None
         text = data.get("status" if network == "mastodon" else "text") if data else None
-        return self.key_of(network, str(text)) if text is not None else None
+        if text is None:
+            return None, "1"
+        return self.key_of(network, str(text)), label_of(str(text))
 
-    def _write(self, network: str, key: str, request: SentRequest) -> TransportResponse:
+    def _write(
+        self, network: str, key: str, request: SentRequest, label: str = "1"
+    ) -> TransportResponse:
         plan = self.plan
         plan.maybe_crash("mid_delivery", key)
         n = plan.occurrence("net-answer", key)
@@ -212,6 +238,8 @@ class NetworkFaults(AnsweringTransport):
             fault = NETWORK_FAULTS[int(pick * len(NETWORK_FAULTS))]
         if fault is None and self.media is not None and self.media.lose_status(network, key):
             fault = "accept_then_lose"
+        if fault is None and self.threads is not None:
+            fault = self.threads.lose(network, key, label)
         reset = RESET_SECONDS[int(plan.draw("net-reset", key, n) * len(RESET_SECONDS))]
         sid = key.split(":", 1)[0]
         if fault == "5xx":
@@ -223,9 +251,10 @@ class NetworkFaults(AnsweringTransport):
             plan.count(f"network_{network}_429")
             plan.touch("destination_429", "network_429", sid, reset + 1.0)
             return _json(429, {"error": "RateLimitExceeded"}, self._limits(network, reset))
-        answer = self._forward(key, request, fault)
+        answer = self._forward(key, request, fault, label)
         if answer.status == 401 or (answer.status == 400 and b"ExpiredToken" in answer.body):
             self.refused_keys.add(key)
+            self.refused_steps.add((key, label))
         if 200 <= answer.status < 300:
             try:
                 plan.maybe_crash("after_2xx", key)
@@ -247,31 +276,34 @@ class NetworkFaults(AnsweringTransport):
             )
         return answer
 
-    def _forward(self, key: str, request: SentRequest, fault: str | None) -> TransportResponse:
+    def _forward(
+        self, key: str, request: SentRequest, fault: str | None, label: str
+    ) -> TransportResponse:
         try:
             answer = request.forward(self.inner)
         except TransportError:
-            self._note(key, answered=False)
+            self._note(key, label, answered=False)
             raise
-        if fault == "accept_then_lose" and 200 <= answer.status < 300:
+        if fault in _LOST_ANSWERS and 200 <= answer.status < 300:
             network = self.ports.get(request.destination.port, "?")
-            self.plan.count(f"network_{network}_accept_then_lose")
+            self.plan.count(f"network_{network}_{fault}")
             self.plan.touch(
                 "destination_retry",
-                "network_accept_then_lose",
+                f"network_{fault}",
                 key.split(":", 1)[0],
                 self.plan.retry_ceiling(0) + 1,
             )
-            self._note(key, answered=False)
+            self._note(key, label, answered=False)
             raise TransportError("timed out (injected: the answer was lost)", timeout=True)
-        self._note(key, answered=True)
+        self._note(key, label, answered=True)
         return answer
 
-    def _note(self, key: str, *, answered: bool) -> None:
+    def _note(self, key: str, label: str, *, answered: bool) -> None:
         with self._lock:
-            self.writes.setdefault(key, []).append(Write(key, self.clock(), answered))
+            self.writes.setdefault(key, []).append(Write(key, self.clock(), answered, label))
             if not answered:
                 self.lost_keys.add(key)
+                self.lost_steps.add((key, label))
 
     def _limits(self, network: str, reset: int) -> dict[str, str]:
         at = self.clock() + timedelta(seconds=reset)
@@ -288,6 +320,11 @@ class NetworkFaults(AnsweringTransport):
             "RateLimit-Reset": str(int(at.timestamp()) + 1),
             "RateLimit-Policy": "100;w=300",
         }
+
+
+def _root_ref(network: str, delivery: dict[str, Any]) -> Any:
+    """Part 1's identity from the delivery (the network deleted or replaced the record)."""
+    return {"uri": delivery.get("remote_id")} if network == "bluesky" else delivery.get("remote_id")
 
 
 def _hostile(network: str, answer: TransportResponse, *, oversized: bool) -> TransportResponse:
@@ -356,6 +393,9 @@ class NetworkWorld:
         #: ``media_id -> SHA-256`` of the world's uploads, and the media steps' lost answers.
         self.media_sha: dict[str, str] = {}
         self.media_faults = MediaFaults(plan)
+        #: The linked site of the worlds' Bluesky link cards (``thread_world.compose``).
+        self.site = LinkSite()
+        self._site: Any = None
 
     def start(self) -> None:
         """Serve the stand-in and create the accounts (one PDS account per world)."""
@@ -364,6 +404,8 @@ class NetworkWorld:
         self.mastodon_url = f"http://127.0.0.1:{port}"
         self.token = self.mastodon.add_account(f"world{self.seed}").token
         self.pds_account = create_account(self.pds_url, f"f{self.seed}x{secrets.token_hex(3)}")
+        self._site = self.site.serving()
+        self._site.__enter__()
         pds_port = int(self.pds_url.rsplit(":", 1)[1])
         self.transport = NetworkFaults(
             plan=self.plan,
@@ -371,9 +413,17 @@ class NetworkWorld:
             ports={port: "mastodon", pds_port: "bluesky"},
             key_of=self.key_of,
             media=self.media_faults,
+            threads=ThreadFaults(self.plan),
         )
 
+    @property
+    def link_base(self) -> str:
+        """The linked site's origin (``http://127.0.0.1:<port>``)."""
+        return self.site.base
+
     def stop(self) -> None:
+        if self._site is not None:
+            self._site.__exit__(None, None, None)
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
@@ -499,18 +549,34 @@ class NetworkWorld:
         for status in self.mastodon.statuses:
             alts = [self.mastodon.media.items[i].description or "" for i in status.media_ids]
             found[by_network["mastodon"]].append(
-                {"text": status.text, "at": status.created_at, "id": status.id, "alts": alts}
+                {
+                    "text": status.text,
+                    "at": status.created_at,
+                    "id": status.id,
+                    "alts": alts,
+                    "ref": status.id,
+                    "reply": {"parent": status.in_reply_to_id} if status.in_reply_to_id else None,
+                    "options": {
+                        "visibility": status.visibility,
+                        "spoiler_text": status.spoiler_text,
+                    },
+                }
             )
         for record in list_posts(self.pds_url, self.pds_account.did):
             value = record.get("value") or {}
             embed = value.get("embed") or {}
             images = embed.get("images") if isinstance(embed, dict) else None
+            reply = value.get("reply")
             found[by_network["bluesky"]].append(
                 {
                     "alts": [str(i.get("alt")) for i in images or [] if isinstance(i, dict)],
                     "text": str(value.get("text")),
                     "created_at": value.get("createdAt"),
                     "id": record.get("uri"),
+                    "ref": {"uri": record.get("uri"), "cid": record.get("cid")},
+                    "reply": reply,
+                    "options": {"tags": value.get("tags")},
+                    "external": embed.get("external") if isinstance(embed, dict) else None,
                 }
             )
         return found
@@ -562,7 +628,12 @@ class NetworkWorld:
                     continue
                 key = f"{post.schedule_id}:{cid}"
                 delivery = {d["channel_id"]: d for d in state["deliveries"]}[cid]
-                problems += self._check_delivery(key, channel, state, delivery, items, totals)
+                by_label: dict[str, list[dict[str, Any]]] = {}
+                for item in items:
+                    by_label.setdefault(label_of(item["text"]), []).append(item)
+                problems += self._check_delivery(key, channel, state, delivery, by_label, totals)
+                problems += self._check_composed(key, cid, post, delivery, by_label, totals)
+                problems += self._check_steps(key, channel, state, delivery, by_label, post, totals)
                 if (delivery.get("last_error") or "").startswith("reauthorization_required"):
                     reauthorized.add(cid)
         for cid in sorted(reauthorized):
@@ -570,6 +641,84 @@ class NetworkWorld:
                 problems.append(f"{cid}: deliveries ended reauthorization_required, channel not")
         problems += self._check_uploads(totals)
         return problems[:10]
+
+    def _check_composed(
+        self,
+        key: str,
+        cid: str,
+        post: Any,
+        delivery: dict[str, Any],
+        by_label: dict[str, list[dict[str, Any]]],
+        totals: Counter[str],
+    ) -> list[str]:
+        """The channel's variant (its text and options on the network) and, on Bluesky, the
+        link card frozen at creation (``app.bsky.embed.external``; no card otherwise)."""
+        comp = post.composition
+        variant = comp.variants.get(cid) if comp is not None else None
+        problems: list[str] = []
+        totals["network_variants"] += variant is not None
+        items = by_label.get("1", [])
+        if delivery["status"] != "published" or len(items) != 1 or key in self.tampered:
+            return problems
+        item = items[0]
+        options = {k: v for k, v in (variant or {}).items() if k != "content"}
+        default = {"visibility": "public", "spoiler_text": "", "tags": None}
+        for name, value in item["options"].items():
+            if value != options.get(name, default[name]):
+                problems.append(f"{key}: {name} {value!r} on the network, not {options}")
+        if self.channels[cid].network != "bluesky":
+            return problems
+        card = comp.card_path if comp is not None else None
+        external = item.get("external")
+        if card is None:
+            return problems + ([f"{key}: a card nobody asked for: {external}"] if external else [])
+        totals["network_bluesky_link_cards"] += 1
+        want = (f"{self.link_base}{card}", comp.card_title)
+        got = (external or {}).get("uri"), (external or {}).get("title")
+        return problems + ([f"{key}: card {got}, frozen {want}"] if got != want else [])
+
+    def _check_steps(
+        self,
+        key: str,
+        channel: NetworkChannel,
+        state: dict[str, Any],
+        delivery: dict[str, Any],
+        by_label: dict[str, list[dict[str, Any]]],
+        post: Any,
+        totals: Counter[str],
+    ) -> list[str]:
+        """A thread's later parts and the first comment (``thread_world.check_thread``)."""
+        assert self.transport is not None
+        comp = post.composition
+        if comp is None or (not comp.parts and comp.comment is None):
+            extra = sorted(label for label in by_label if label != "1")
+            return [f"{key}: {extra} on {channel.network}, a single post"] if extra else []
+        if state["status"] == "cancelled" and delivery["status"] != "published":
+            extra = sorted(label for label, items in by_label.items() if label != "1" and items)
+            return [f"{key}: cancelled, {extra} on {channel.network}"] if extra else []
+        if delivery["status"] not in ("published", "failed"):
+            return []  # reported by _check_delivery
+        writes: dict[str, datetime] = {}
+        for write in self.transport.writes.get(key, []):
+            writes.setdefault(write.label, write.at)
+        lost = {label for k, label in self.transport.lost_steps if k == key}
+        if key in self.tampered and not by_label.get("1"):  # part 1 deleted on the network
+            by_label["1"] = [{"ref": _root_ref(channel.network, delivery)}]
+        elif key in self.tampered:  # part 1 replaced: match the root by its uri
+            by_label["1"] = [{**by_label["1"][0], "ref": _root_ref(channel.network, delivery)}]
+        due = comment_due(state, comp.delay_seconds) if comp.comment is not None else None
+        totals[f"network_{channel.network}_threads"] += bool(comp.parts)
+        return check_thread(
+            key,
+            channel.network,
+            delivery,
+            by_label,
+            comment_due=due,
+            writes=writes,
+            lost=lost,
+            hostile=key in self.transport.hostile_keys,
+            totals=totals,
+        )
 
     def _check_uploads(self, totals: Counter[str]) -> list[str]:
         """No item uploaded to Mastodon twice (:meth:`MediaFaults.check`): every upload is
@@ -596,9 +745,11 @@ class NetworkWorld:
         channel: NetworkChannel,
         state: dict[str, Any],
         delivery: dict[str, Any],
-        items: list[dict[str, Any]],
+        by_label: dict[str, list[dict[str, Any]]],
         totals: Counter[str],
     ) -> list[str]:
+        """Part 1 (or the single post) of one delivery against the network."""
+        items = by_label.get("1", [])
         assert self.transport is not None
         problems: list[str] = []
         status = delivery["status"]
@@ -607,7 +758,10 @@ class NetworkWorld:
             totals["duplicates"] += len(items) - 1
             totals["network_duplicates"] += len(items) - 1
             problems.append(f"{key}: {len(items)} posts on {channel.network}")
-        if key in self.transport.refused_keys:
+        refused_at = {label for k, label in self.transport.refused_steps if k == key}
+        if refused_at == {COMMENT} and status == "published":
+            totals["network_refused_at_the_comment"] += 1  # its state: _check_steps
+        elif key in self.transport.refused_keys:
             totals["network_refused_keys"] += 1
             # a write whose answer was lost, confirmed by a public read after the refusal
             # (decision NF7), is published; it must then be on the network once (below)
@@ -635,7 +789,7 @@ class NetworkWorld:
                 problems.append(f"{key}: published but not on {channel.network}")
                 return problems
             item = items[0]
-            if item["text"] != state["content"]:
+            if item["text"] != delivery["content"]:  # the channel's own (its variant's)
                 problems.append(f"{key}: {channel.network} holds stale text {item['text']!r}")
             if self.media_alts is not None:  # nothing published without its media, in order
                 want = self.media_alts(list(state.get("media_ids") or []))
@@ -650,7 +804,8 @@ class NetworkWorld:
             url = delivery.get("remote_url")
             if url is not None and (len(url) > 2048 or not url.startswith(_LINK_PREFIXES)):
                 problems.append(f"{key}: remote_url {url[:80]!r} was kept")
-            first = min((w.at for w in self.transport.writes.get(key, [])), default=None)
+            writes = self.transport.writes.get(key, [])
+            first = min((w.at for w in writes if w.label == "1"), default=None)
             made = item.get("at") or first
             if made is None or made < final_at:
                 totals["early"] += 1
@@ -664,7 +819,9 @@ class NetworkWorld:
             totals["network_reauthorization_required"] += 1
             if channel.revoked_at is None:
                 problems.append(f"{key}: reauthorization_required but nothing was revoked")
-            if items and key not in self.transport.lost_keys:
+            # a thread refused at a later part lists part 1 (checked with the parts)
+            listed = bool(delivery.get("published_parts"))
+            if items and key not in self.transport.lost_keys and not listed:
                 problems.append(f"{key}: failed but on {channel.network}")
             elif items:
                 totals["network_lost_then_revoked"] += 1

@@ -87,11 +87,13 @@ from tests.support.lateness import (
     lost_slots,
     rate_limit_wait_seconds,
 )
+from tests.support.link_site import og_page
 from tests.support.media_world import WorldMedia
 from tests.support.networks import PDS_URL_ENV, NetworkWorld
 from tests.support.outbox_check import check_outbox
 from tests.support.receiver import FakeReceiver, RecordedRequest
 from tests.support.series_world import SERIES_SETTINGS, WorldSeries
+from tests.support.thread_world import Composition, check_planned, compose
 from tests.support.verify_world import VERIFY_SETTINGS, WorldVerifier
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
@@ -160,6 +162,8 @@ class PlannedPost:
     final_content: str | None = None
     #: The post's uploads (``tests/support/media_world.py``), in order.
     media_ids: list[str] = field(default_factory=list)
+    #: Its thread, first comment, variants and link card (``tests/support/thread_world.py``).
+    composition: Composition | None = None
 
 
 @dataclass
@@ -603,6 +607,7 @@ class World:
                     media_ids=self.media.choose(user),
                 )
             )
+            self._compose(self.posts[-1])
         poison = random.Random(f"poison-{self.seed}")
         if poison.random() < POISON_SHARE:
             candidates = [p for p in self.posts if p.action is None]
@@ -620,6 +625,20 @@ class World:
             self.plan.count("sweeper_outage")
         self.series.build()
 
+    def _compose(self, post: PlannedPost) -> None:
+        """The post's thread, comment, variants and card (``thread_world.compose``)."""
+        networks = self.networks
+        platforms = {
+            cid: networks.channels[cid].network
+            if networks is not None and cid in networks.channels
+            else "webhook"
+            for cid in post.channel_ids
+        }
+        link = networks.link_base if networks is not None else None
+        post.composition = compose(
+            self.seed, post.index, platforms, has_media=bool(post.media_ids), link=link
+        )
+
     def _add_network_channels(self, user: str) -> None:
         """The world's Mastodon and Bluesky channels, for ``user`` (through the API, which
         checks the credentials with the stand-in and the PDS)."""
@@ -633,6 +652,10 @@ class World:
             self.networks.add_channel(body["platform"], cid)
 
     def _create(self, post: PlannedPost) -> None:
+        comp = post.composition or Composition()
+        site = self.networks.site if self.networks is not None else None
+        if comp.card_path and site is not None:
+            site.html(comp.card_path, og_page(comp.card_title or "", "a page", None))
         answer = self._call(
             post.user,
             "POST",
@@ -642,6 +665,7 @@ class World:
                 "publish_at": format_instant(post.publish_at),
                 "channel_ids": post.channel_ids,
                 "media_ids": post.media_ids,
+                **comp.body(),
             },
             headers=(
                 {"Idempotency-Key": f"create-{self.seed}-{post.index}"} if post.index % 2 else {}
@@ -652,6 +676,9 @@ class World:
             return
         post.schedule_id = answer.json["schedule_id"]
         self._by_id[post.schedule_id] = post
+        if comp.card_path and site is not None:  # the page changes: the card stays frozen
+            self.totals["link_cards_fetched"] += answer.json.get("link_card") is not None
+            site.html(comp.card_path, og_page("changed after scheduling", "changed", None))
         if self.networks is not None:
             self.networks.remember(post.index, post.schedule_id)
         if post is self.poison:
@@ -949,6 +976,9 @@ class World:
             deliveries = {d["channel_id"]: d for d in state["deliveries"]}
             published = 0
             for cid in post.channel_ids:
+                problems += check_planned(
+                    f"{sid}:{cid}", post.composition, cid, deliveries[cid], state["content"]
+                )
                 if cid in network_ids:  # checked on the network below
                     published += deliveries[cid]["status"] == "published"
                     continue
@@ -975,8 +1005,10 @@ class World:
                         payload = accepted.payload or {}
                         if payload.get("publish_at") != state["publish_at"]:
                             problems.append(f"{key}: delivered a stale publish_at")
-                        if payload.get("content") != state["content"]:
+                        if payload.get("content") != delivery["content"]:  # its own text
                             problems.append(f"{key}: delivered stale content")
+                        if payload.get("parts", []) != delivery["parts"]:  # in the one body
+                            problems.append(f"{key}: delivered parts {payload.get('parts')}")
                         problems += self.media.check_webhook(key, payload, post.media_ids)
                         last = delivered.get(sid)
                         if last is None or accepted.at > last.delivered_at:

@@ -164,3 +164,17 @@ def test_a_comment_retry_never_says_nothing_was_published() -> None:
         channel_id="c", attempt=1, started_at=NOW, outcome="retryable", error=str(caught.value)
     )
     assert not published_nothing(attempt)
+
+
+def test_a_part_published_with_an_unusable_answer_is_found_again_not_failed() -> None:
+    # Given part 2's write published, its answer's id dropped (a hostile answer: no ref)
+    def write(index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None):
+        if index == 1:
+            return DeliveryResult(outcome="published", http_status=200), None
+        return DeliveryResult(outcome="published", remote_id=f"id{index}"), PartRef(
+            remote_id=f"id{index}"
+        )
+
+    # Then the round is retried (the next finds the part by its identity), never failed
+    with pytest.raises(RetryableDeliveryError, match=r"^thread_partial: .*unusable_answer"):
+        deliver_thread(_request(), write, progress=None, now=NOW)

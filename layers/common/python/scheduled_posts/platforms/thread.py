@@ -147,6 +147,8 @@ def _walk(
                 result, ref = write(
                     index, part, refs[0] if refs else None, refs[-1] if refs else None
                 )
+                if result.outcome == "published" and ref is None:
+                    raise _unusable(f"part {index + 1} of {total}")
             except RetryableDeliveryError as exc:
                 if not refs:
                     raise
@@ -171,6 +173,14 @@ def _walk(
     if shown:
         update |= {"parts": _published(refs), "parts_total": total}
     return done.model_copy(update=update), refs
+
+
+def _unusable(what: str) -> RetryableDeliveryError:
+    """``what`` (a part, the comment) published, its answer giving no ref to reply to or
+    store (an id the adapter could not keep): the next round finds it again (Bluesky by its
+    record key, Mastodon by its ``Idempotency-Key``) rather than failing what is on the
+    network."""
+    return RetryableDeliveryError(f"unusable_answer: {what} is published, its answer gave no id")
 
 
 def _after_published(exc: RetryableDeliveryError, index: int, total: int) -> RetryableDeliveryError:
@@ -213,6 +223,8 @@ def _comment(
             )
         try:
             result, ref = write(COMMENT_INDEX, request.as_comment(), root, root)
+            if result.outcome == "published" and ref is None:
+                raise _unusable("the first comment")
         except RetryableDeliveryError as exc:
             raise CommentRetry(
                 f"comment_retry: the post is published; its first comment was not: {exc}",
