@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from scheduled_posts.models.post import Channel
-from scheduled_posts.platforms.base import DeliveryRequest, PublishedMedia
+from scheduled_posts.platforms.base import DeliveryRequest, PublishedMedia, ThreadPart
 from scheduled_posts.platforms.bluesky import BlueskyAccess
 from scheduled_posts.platforms.registry import get_adapter
 from scheduled_posts.platforms.signing import verify
@@ -165,6 +165,49 @@ def test_webhook_media_without_a_media_store_fails_unsent(
     )
     assert result.outcome == "failed"
     assert (result.error or "").startswith("media_unavailable: ")
+    assert receiver.requests == []
+
+
+def test_webhook_thread_parts_list_their_media_with_links_and_hashes_like_the_posts(
+    receiver: FakeReceiver, objects: MemoryMediaObjects
+) -> None:
+    first, video = two_items(objects)
+    parts = (
+        ThreadPart(content="two", media_ids=("v1",), media=(video,)),
+        ThreadPart(content="three"),
+    )
+    request = make_request((first,)).model_copy(update={"parts": parts})
+    result = adapter_for(receiver, objects).deliver(make_channel(), request, now=NOW)
+    assert result.outcome == "published"
+    payload = receiver.requests[0].payload
+    assert payload is not None
+    [with_media, without] = payload["parts"]
+    assert (with_media["content"], with_media["media_ids"]) == ("two", ["v1"])
+    [entry] = with_media["media"]
+    assert entry == {
+        "media_id": "v1",
+        "content_type": "video/mp4",
+        "size": 100,
+        "sha256": video.sha256,
+        "width": None,
+        "height": None,
+        "duration_seconds": 2.5,
+        "alt_text": None,
+        "url": f"{DOWNLOAD_ORIGIN}/media/v1?X-Amz-Expires={MEDIA_URL_EXPIRES_SECONDS}",
+        "url_expires_at": payload["media"][0]["url_expires_at"],
+    }
+    assert without == {"content": "three", "media_ids": []}  # no media: no member
+    assert objects.urls == [("media/m1", 3600), ("media/v1", 3600)]
+
+
+def test_webhook_thread_part_media_without_a_media_store_fails_unsent(
+    receiver: FakeReceiver, objects: MemoryMediaObjects
+) -> None:
+    _, video = two_items(objects)
+    part = ThreadPart(content="two", media_ids=("v1",), media=(video,))
+    request = make_request().model_copy(update={"parts": (part,)})
+    result = adapter_for(receiver, None).deliver(make_channel(), request, now=NOW)
+    assert (result.outcome, (result.error or "")[:18]) == ("failed", "media_unavailable:")
     assert receiver.requests == []
 
 

@@ -172,6 +172,7 @@ def channel_errors(
     variant_media: MediaRepository | Literal["same"] | None = "same",
     parts: Sequence[Part] = (),
     first_comment: FirstComment | None = None,
+    part_media: MediaRepository | Literal["same"] | None = "same",
 ) -> list[dict[str, Any]]:
     """The channel rules of a post or a recurring schedule: each of ``channel_ids`` that is not
     ``owner``'s (``channel_not_found``, when the request ``given`` them), the ``variants``'
@@ -181,7 +182,7 @@ def channel_errors(
     ``variant_media``, default ``media``), then, when every one is ready,
     :func:`media_rule_violations` of each channel's effective uploads; and the same rules on
     every part of each channel's effective thread (``parts``, or its variant's:
-    ``logic/thread_rules.py``)."""
+    ``logic/thread_rules.py``; their media against ``part_media``, default ``media``)."""
     found = channels.get_many(owner, channel_ids)
     missing = [
         {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
@@ -193,7 +194,9 @@ def channel_errors(
     effective = {c.channel_id: effective_for(draft, c.channel_id) for c in chosen}
     errors = missing + variant_errors(draft.variants, channel_ids, found)
     errors += length_errors(content, chosen, effective) + media_errors(media_ids, chosen, effective)
-    errors += part_length_errors(chosen, effective) + _part_media(owner, chosen, effective, media)
+    parts_store = media if part_media == "same" else part_media
+    errors += part_length_errors(chosen, effective)
+    errors += _part_media(owner, chosen, effective, parts_store)
     errors += comment_errors(first_comment, chosen)
     not_ready, uploads = _ready_media(owner, media_ids, media=media)
     by_id = {u.media_id: u for u in uploads}
@@ -257,9 +260,13 @@ def patched_channel_errors(
     leaves its ``content``, ``media_ids``, ``channel_ids`` and ``variants``; none when the patch
     changes none of them. Only channels the patch names are checked to exist, and only
     ``media_ids`` the patch gives (its own, or its variants') are checked to be ready uploads (a
-    post made before uploads existed keeps its opaque ids through an edit of its text). A
-    ``channel_ids`` that drops a channel with a variant is refused with the variant named
-    (decision "A text per channel: variants")."""
+    post made before uploads existed keeps its opaque ids through an edit of its text); the
+    media of a thread's parts always are, as on create (parts came after uploads, so their ids
+    always name uploads): a PATCH of ``parts`` alone is refused for another user's upload, one
+    not ready, or one a channel's media rules refuse, at the part's ``loc``. A ``channel_ids``
+    that drops a channel with a variant is refused with the variant named (decision "A text
+    per channel: variants"). A ``first_comment`` the patch gives (``null`` too) replaces the
+    stored one in the checks."""
     new_variants = getattr(patch, "variants", None)
     new_parts = getattr(patch, "parts", None)
     comment = getattr(patch, "first_comment", None)
@@ -269,7 +276,7 @@ def patched_channel_errors(
         and patch.media_ids is None
         and new_variants is None
         and new_parts is None
-        and comment is None
+        and "first_comment" not in patch.model_fields_set
     ):
         return []
     return channel_errors(
@@ -283,5 +290,8 @@ def patched_channel_errors(
         variants=new_variants if new_variants is not None else getattr(stored, "variants", {}),
         variant_media=media if new_variants is not None else None,
         parts=new_parts if new_parts is not None else getattr(stored, "parts", []),
-        first_comment=comment or getattr(stored, "first_comment", None),
+        first_comment=comment
+        if "first_comment" in patch.model_fields_set
+        else getattr(stored, "first_comment", None),
+        part_media=media,
     )

@@ -119,10 +119,7 @@ def _update(post: Post, series: Series, deps: Stores) -> None:
     now, settings = deps.clock.now(), deps.settings
     new = post.model_copy(
         update={
-            "content": series.content,
-            "media_ids": list(series.media_ids),
-            "channel_ids": list(series.channel_ids),
-            "variants": dict(series.variants),
+            **series.post_fields(),
             "deliveries": {
                 cid: post.deliveries.get(cid) or Delivery(channel_id=cid)
                 for cid in series.channel_ids
@@ -157,12 +154,7 @@ def apply_change(old: Series, new: Series, *, reason: OccurrenceCancelReason, de
         if new.ends_at is not None:
             keep = {k for k in keep if k <= new.ends_at}
         keep = {k for k in keep if k >= new.starts_at}
-    fields_changed = (old.content, old.media_ids, old.channel_ids, old.variants) != (
-        new.content,
-        new.media_ids,
-        new.channel_ids,
-        new.variants,
-    )
+    fields_changed = old.post_fields() != new.post_fields()
     cancelled = 0
     for post in found:
         if post.occurrence_at not in keep:

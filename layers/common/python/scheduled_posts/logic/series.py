@@ -135,6 +135,8 @@ def _new_series(
             media_ids=list(request.media_ids),
             channel_ids=list(request.channel_ids),
             variants=dict(request.variants),
+            parts=list(request.parts or []),
+            first_comment=request.first_comment,
             timezone=rule.timezone,
             cron=rule.cron,
             slots=[s.model_dump(mode="json") for s in request.slots] if request.slots else None,
@@ -307,9 +309,11 @@ def update_series(
         _raise_channel_errors(series, patch, deps)
         changes: dict[str, Any] = {
             name: getattr(patch, name)
-            for name in ("content", "media_ids", "channel_ids", "variants")
+            for name in ("content", "media_ids", "channel_ids", "variants", "parts")
             if getattr(patch, name) is not None
         }
+        if "first_comment" in patch.model_fields_set:
+            changes["first_comment"] = patch.first_comment
         if patch.changes_timing:
             changes.update(_timing(series, patch, now, deps.settings))
         return series_transitions.edit(series, changes, now=now, retimed=patch.changes_timing)

@@ -98,6 +98,8 @@ def series_out(series: Series, *, now: datetime) -> SeriesOut:
         media_ids=list(series.media_ids),
         channel_ids=list(series.channel_ids),
         variants=dict(series.variants),
+        parts=list(series.parts),
+        first_comment=series.first_comment,
         timezone=series.timezone,
         cron=series.cron,
         slots=series.slots,

@@ -33,6 +33,7 @@ from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.api import ChannelIds, Content, ExportPost, MediaIds
 from scheduled_posts.models.channel_api import ChannelOut
 from scheduled_posts.models.notifications import NotificationEndpointOut
+from scheduled_posts.models.thread import FirstComment, Part, Parts, PatchParts
 from scheduled_posts.models.variants import Variant, Variants
 from scheduled_posts.recurrence import Bounds, Occurrence, Rule, RuleError, WeeklySlot
 
@@ -205,18 +206,24 @@ class PreviewOut(BaseModel):
 
 
 class SeriesCreate(RuleFields):
-    """``POST /v1/recurring-schedules`` body: the post fields, the rule and its bounds."""
+    """``POST /v1/recurring-schedules`` body: the post fields (a thread's ``parts`` and a
+    ``first_comment`` too, as a post's: ``models/thread.py``), the rule and its bounds."""
 
     content: Content
     media_ids: MediaIds = Field(default_factory=list)
     channel_ids: ChannelIds
     variants: Variants = Field(default_factory=dict)
+    parts: Parts | None = None
+    first_comment: FirstComment | None = Field(
+        None, description="A reply by the same account to part 1, delay_seconds after each post"
+    )
     starts_at: Instant | None = Field(default=None, description="Default: now")
 
 
 class SeriesPatch(BaseModel):
     """``PATCH /v1/recurring-schedules/{series_id}`` body: at least one field. ``cron`` replaces
-    ``slots`` and the reverse; ``ends_at`` and ``max_occurrences`` may be ``null`` (removed)."""
+    ``slots`` and the reverse; ``ends_at``, ``max_occurrences`` and ``first_comment`` may be
+    ``null`` (removed); ``parts: []`` makes the template a single post again."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -225,6 +232,13 @@ class SeriesPatch(BaseModel):
     channel_ids: ChannelIds | None = None
     variants: Annotated[
         Variants | None, Field(description="Replaces every variant ({} removes them all)")
+    ] = None
+    parts: Annotated[
+        PatchParts | None,
+        Field(description="Replaces the thread's replies ([] makes it a single post)"),
+    ] = None
+    first_comment: Annotated[
+        FirstComment | None, Field(description="Replaces the first comment (null removes it)")
     ] = None
     timezone: Timezone | None = None
     cron: Cron | None = None
@@ -238,7 +252,7 @@ class SeriesPatch(BaseModel):
         given = self.model_fields_set
         if not given:
             raise PydanticCustomError("patch_empty", "give at least one field")
-        nullable = {"ends_at", "max_occurrences"}
+        nullable = {"ends_at", "max_occurrences", "first_comment"}
         nulls = sorted(n for n in given - nullable if getattr(self, n) is None)
         if nulls:
             raise PydanticCustomError("patch_null", "may not be null: {names}", {"names": nulls})
@@ -262,6 +276,8 @@ class SeriesOut(BaseModel):
     media_ids: list[str]
     channel_ids: list[str]
     variants: dict[str, Variant] = Field(default_factory=dict)
+    parts: list[Part] = Field(default_factory=list, description="A thread's replies")
+    first_comment: FirstComment | None = None
     timezone: str
     cron: str | None
     slots: list[dict[str, list[str]]] | None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scheduled_posts import keys
 from scheduled_posts.clock import format_instant, instant_from_storage
 from scheduled_posts.lifecycle.reasons import OccurrenceCancelReason
+from scheduled_posts.models.thread import FirstComment, Part
 from scheduled_posts.models.variants import Variant
 from scheduled_posts.recurrence import Bounds, Rule, WeeklySlot
 
@@ -67,6 +68,9 @@ class Series(BaseModel):
     channel_ids: list[str]
     #: A text per channel for every occurrence (``models/variants.py``), as a post's.
     variants: dict[str, Variant] = Field(default_factory=dict)
+    #: A thread's replies and a first comment for every occurrence (``models/thread.py``).
+    parts: list[Part] = Field(default_factory=list)
+    first_comment: FirstComment | None = None
     timezone: str
     cron: str | None = None
     slots: list[dict[str, list[str]]] | None = None
@@ -96,6 +100,19 @@ class Series(BaseModel):
         item.pop("superseded", None)
         item.pop("superseded_reason", None)
         return item
+
+    def post_fields(self) -> dict[str, Any]:
+        """The template every occurrence post is given (fresh copies, by ``Post`` field name):
+        ``content``, ``media_ids``, ``channel_ids``, ``variants``, ``parts``,
+        ``first_comment``."""
+        return {
+            "content": self.content,
+            "media_ids": list(self.media_ids),
+            "channel_ids": list(self.channel_ids),
+            "variants": dict(self.variants),
+            "parts": list(self.parts),
+            "first_comment": self.first_comment,
+        }
 
     @property
     def rule(self) -> Rule:
@@ -133,6 +150,8 @@ class Series(BaseModel):
             "media_ids": list(self.media_ids),
             "channel_ids": list(self.channel_ids),
             "variants": {cid: v.to_item() for cid, v in self.variants.items()},
+            "parts": [p.to_item() for p in self.parts],
+            "first_comment": self.first_comment.to_item() if self.first_comment else None,
             "timezone": self.timezone,
             "cron": self.cron,
             "slots": self.slots,
@@ -166,6 +185,10 @@ class Series(BaseModel):
             media_ids=list(item.get("media_ids") or []),
             channel_ids=list(item.get("channel_ids") or []),
             variants={cid: Variant.from_item(v) for cid, v in (item.get("variants") or {}).items()},
+            parts=[Part.from_item(p) for p in item.get("parts") or []],
+            first_comment=FirstComment.from_item(item["first_comment"])
+            if item.get("first_comment")
+            else None,
             timezone=item["timezone"],
             cron=item.get("cron"),
             slots=[{"days": list(s["days"]), "times": list(s["times"])} for s in slots]

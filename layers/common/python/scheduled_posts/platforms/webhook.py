@@ -11,7 +11,8 @@ Request::
 
     {"schedule_id", "channel_id", "content", "media_ids", "publish_at", "attempt",
      "idempotency_key", "media", "parts"}   ("media" only with resolved media:
-     platforms/webhook_media.py; "parts" only for a thread: its replies after "content")
+     platforms/webhook_media.py; "parts" only for a thread: its replies after "content",
+     each {"content", "media_ids", "media"}, "media" again only with resolved media)
 
 Safety at send time: the URL is checked again with
 :func:`~scheduled_posts.platforms.url_policy.check_destination` (a fresh DNS answer), and the
@@ -36,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -67,7 +68,11 @@ from scheduled_posts.platforms.url_policy import (
     check_destination,
     system_resolver,
 )
-from scheduled_posts.platforms.webhook_media import MediaStoreMissingError, media_entries
+from scheduled_posts.platforms.webhook_media import (
+    MediaStoreMissingError,
+    media_entries,
+    part_media_entries,
+)
 from scheduled_posts.settings import Settings
 
 #: ``User-Agent`` of every delivery.
@@ -78,12 +83,17 @@ MAX_REMOTE_ID_CHARS = 256
 MAX_ERROR_EXCERPT_CHARS = 200
 
 
-def build_body(request: DeliveryRequest, media: list[dict[str, Any]] | None = None) -> bytes:
+def build_body(
+    request: DeliveryRequest,
+    media: list[dict[str, Any]] | None = None,
+    part_media: Sequence[list[dict[str, Any]] | None] = (),
+) -> bytes:
     """The JSON body, UTF-8, compact: ``schedule_id``, ``channel_id``, ``content``,
     ``media_ids`` (list), ``publish_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``), ``attempt`` (int),
     ``idempotency_key`` (the header's value, here under the signature), and ``media`` when
     given (``webhook_media.media_entries``); a thread's ``parts`` (``[{content, media_ids}]``,
-    the replies after ``content``) when it has any."""
+    the replies after ``content``) when it has any, each with its ``media`` when
+    ``part_media`` gives it (``webhook_media.part_media_entries``, by part)."""
     payload: dict[str, Any] = {
         "schedule_id": request.schedule_id,
         "channel_id": request.channel_id,
@@ -99,6 +109,9 @@ def build_body(request: DeliveryRequest, media: list[dict[str, Any]] | None = No
         payload["parts"] = [
             {"content": part.content, "media_ids": list(part.media_ids)} for part in request.parts
         ]
+        for entry, entries in zip(payload["parts"], part_media, strict=False):
+            if entries:
+                entry["media"] = entries
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -193,7 +206,11 @@ class WebhookAdapter:
             resolve now. Its message starts with an :class:`AttemptError` word or ``http_<n>``.
         """
         try:
-            body = build_body(request, media_entries(request, self.media, now=now))
+            body = build_body(
+                request,
+                media_entries(request, self.media, now=now),
+                part_media_entries(request, self.media, now=now),
+            )
         except MediaStoreMissingError as exc:
             return DeliveryResult(outcome="failed", error=str(exc))
         try:

@@ -12,15 +12,20 @@ from the attempt, until ``url_expires_at`` (``YYYY-MM-DDTHH:MM:SS.mmmZ``). The l
 the body, so the signature covers every URL and hash: a receiver checks the downloaded bytes
 against ``sha256``. A post without resolved media (none, or ``media_ids`` made before uploads
 existed) has no ``media`` member: the body is the one receivers know, ``media_ids`` included.
+
+A thread's replies carry theirs the same way (:func:`part_media_entries`): each entry of the
+body's ``parts`` with resolved media gets its own ``media`` list of the same entries (links
+from the same attempt, the same ``url_expires_at``); a part without media has none.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from scheduled_posts.clock import format_instant
-from scheduled_posts.platforms.base import DeliveryRequest, MediaObjects
+from scheduled_posts.platforms.base import DeliveryRequest, MediaObjects, PublishedMedia
 
 #: Validity of a media link in a webhook body: one hour. Long enough for a receiver that queues
 #: the webhook and fetches the file in a background job; short enough that a body kept in a
@@ -46,7 +51,27 @@ def media_entries(
     MediaStoreMissingError
         When the request has media and ``objects`` is ``None``.
     """
-    if not request.media:
+    return _entries(request.media, objects, now=now)
+
+
+def part_media_entries(
+    request: DeliveryRequest, objects: MediaObjects | None, *, now: datetime
+) -> list[list[dict[str, Any]] | None]:
+    """The ``media`` list of each of ``request``'s thread replies (``parts``, in order), as
+    :func:`media_entries` builds the post's: ``None`` for a part without resolved media.
+
+    Raises
+    ------
+    MediaStoreMissingError
+        When a part has media and ``objects`` is ``None``.
+    """
+    return [_entries(part.media, objects, now=now) for part in request.parts]
+
+
+def _entries(
+    items: Sequence[PublishedMedia], objects: MediaObjects | None, *, now: datetime
+) -> list[dict[str, Any]] | None:
+    if not items:
         return None
     if objects is None:
         raise MediaStoreMissingError("media_unavailable: the adapter has no media store")
@@ -64,5 +89,5 @@ def media_entries(
             "url": objects.download_url(item, expires_seconds=MEDIA_URL_EXPIRES_SECONDS),
             "url_expires_at": expires_at,
         }
-        for item in request.media
+        for item in items
     ]
