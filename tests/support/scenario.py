@@ -95,6 +95,7 @@ from tests.support.receiver import FakeReceiver, RecordedRequest
 from tests.support.series_world import SERIES_SETTINGS, WorldSeries
 from tests.support.thread_world import Composition, check_planned, compose
 from tests.support.verify_world import VERIFY_SETTINGS, WorldVerifier
+from tests.support.workflow_world import WorldWorkflow
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
@@ -392,6 +393,8 @@ class World:
         self.series = WorldSeries(self)
         #: The network verifier's runs and the networks' deletions (issue 31).
         self.verifier = WorldVerifier(self)
+        #: The posting queue's concurrent creates and cancels, the crashed import (issue 27).
+        self.workflow = WorldWorkflow(self)
 
     @property
     def settings(self) -> Any:
@@ -624,6 +627,7 @@ class World:
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
             self.plan.count("sweeper_outage")
         self.series.build()
+        self.workflow.build()
 
     def _compose(self, post: PlannedPost) -> None:
         """The post's thread, comment, variants and card (``thread_world.compose``)."""
@@ -767,6 +771,7 @@ class World:
             if self.networks is not None:
                 self.networks.tick(now)
             busy_series = self.series.tick()
+            busy_series = self.workflow.tick(now) or busy_series
             self.verifier.tick(now)
             if now >= self.next_reconcile_at:
                 self.reconcile()
@@ -783,7 +788,7 @@ class World:
             busy = len(self.driver.reports) > reports_before or bool(after) or busy_dlq
             busy = busy or busy_series
             now = self.clock.now()
-            done = i >= len(events) and self.series.done()
+            done = i >= len(events) and self.series.done() and self.workflow.done(now)
             done = done and self.verifier.settled(now)
             if done and now > last_publish and not busy and self._settled():
                 return
@@ -803,6 +808,7 @@ class World:
                     self.driver.next_watchdog_at,
                     self.next_reconcile_at,
                     *self.series.upcoming(),
+                    *self.workflow.upcoming(),
                     *([self.verifier.next_run_at] if self.verifier.next_run_at else []),
                 ]
                 if i < len(events):
@@ -1038,6 +1044,7 @@ class World:
             if status != want_status:
                 problems.append(f"post {sid}: status {status}, expected {want_status}")
         problems += self.series.check(totals, expected_keys, versions)
+        problems += self.workflow.check(totals)
         unexpected = receiver.accepted_keys() - expected_keys
         if unexpected:
             totals["duplicates"] += len(unexpected)
