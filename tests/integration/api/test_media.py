@@ -454,3 +454,23 @@ def test_edits_and_recurring_schedules_attach_their_uploads(
     clock.advance(2 * 86_400)
     for media_id in (edited, template):
         assert media_api.get(f"/v1/media/{media_id}").status == 200
+
+
+def test_an_upload_named_only_by_a_thread_part_is_kept_and_cannot_be_deleted(
+    media_api: ApiClient,
+) -> None:
+    """A thread part's upload is attached as a post's own is: its expiry goes at the create,
+    and a DELETE while the post is still to publish is a 409 (it would publish without it)."""
+    channel = media_api.create_channel()
+    media = uploaded(media_api, png())
+    assert media["expires_at"] is not None
+    body = post_body([], channel) | {
+        "parts": [{"content": "two", "media_ids": [media["media_id"]]}]
+    }
+    post = media_api.post("/v1/scheduled-posts", body)
+    assert post.status == 201, post.json
+    path = f"/v1/media/{media['media_id']}"
+    assert media_api.get(path).json["expires_at"] is None
+    refused = media_api.delete(path)
+    assert refused.status == 409, refused.json
+    assert post.json["schedule_id"] in refused.json["detail"]

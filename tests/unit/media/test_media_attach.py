@@ -1,6 +1,7 @@
 """``attach_media`` on moto's table with a scripted bucket: the first attach keeps the item
 (no TTL) and untags the object, every attach untags again, an upload never attached for a day
-or whose object is gone is a 422 naming ``media_ids[i]``, and nothing else is touched."""
+or whose object is gone is a 422 naming ``media_ids[i]``, and nothing else is touched; a
+thread part's and a variant's uploads are kept as the post's own (``attach_named``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 
 from scheduled_posts.data.media import MediaRepository
 from scheduled_posts.errors import StateConflictError, ValidationFailedError
-from scheduled_posts.logic.media_attach import attach_media
+from scheduled_posts.logic.media_attach import attach_media, attach_named
+from scheduled_posts.models.api import PostCreate
 from scheduled_posts.models.media import Media, MediaStatus, Probed
+from scheduled_posts.models.variants import named_media
 from tests.unit.media.test_media_complete import ScriptedBucket, deps_for, pending, png, stores
 
 __all__ = ["stores"]  # the fixture, shared
@@ -99,3 +102,59 @@ def test_a_concurrent_attach_that_kept_it_first_still_untags(
     monkeypatch.setattr(repo, "mark_attached", raced)
     attach_media("alice", [media.media_id], deps=deps_for(stores, bucket))
     assert bucket.kept == [media.object_key]
+
+
+def test_a_thread_part_and_a_variant_keep_their_uploads_like_the_post_s_own(stores: Any) -> None:
+    # Given three fresh uploads, one named by a thread part, one by a variant, one by a
+    # variant's part (the post itself names none)
+    repo, _, clock = stores
+    bucket = ScriptedBucket(png())
+    in_part, in_variant, in_variant_part = (ready(repo, clock) for _ in range(3))
+    request = PostCreate.model_validate(
+        {
+            "content": "one",
+            "parts": [{"content": "two", "media_ids": [in_part.media_id]}],
+            "publish_at": "2026-12-30T12:00:00Z",
+            "channel_ids": ["c1", "c2"],
+            "variants": {
+                "c2": {
+                    "media_ids": [in_variant.media_id],
+                    "parts": [{"content": "2", "media_ids": [in_variant_part.media_id]}],
+                }
+            },
+        }
+    )
+    # When the create attaches what it names
+    attach_named("alice", request, deps=deps_for(stores, bucket))
+    # Then every one is kept (no TTL) and untagged, as a post's own upload is
+    for media in (in_part, in_variant, in_variant_part):
+        kept = repo.get("alice", media.media_id)
+        assert kept is not None and kept.expires_at is None, media.media_id
+    assert sorted(bucket.kept) == sorted(
+        m.object_key for m in (in_part, in_variant, in_variant_part)
+    )
+    # and a refusal names where the request named it
+    assert [loc for loc, _ in named_media(request)] == [
+        ["body", "parts", 0, "media_ids", 0],
+        ["body", "variants", "c2", "media_ids", 0],
+        ["body", "variants", "c2", "parts", 0, "media_ids", 0],
+    ]
+
+
+def test_an_expired_upload_named_by_a_part_is_refused_at_the_part(stores: Any) -> None:
+    repo, _, clock = stores
+    old = ready(repo, clock)
+    clock.advance(86_400 + 1)
+    request = PostCreate.model_validate(
+        {
+            "content": "one",
+            "parts": [{"content": "two", "media_ids": [old.media_id]}],
+            "publish_at": "2026-12-30T12:00:00Z",
+            "channel_ids": ["c1"],
+        }
+    )
+    with pytest.raises(ValidationFailedError) as refused:
+        attach_named("alice", request, deps=deps_for(stores, ScriptedBucket(png())))
+    [error] = refused.value.errors
+    assert error["loc"] == ["body", "parts", 0, "media_ids", 0]
+    assert error["type"] == "media_expired"

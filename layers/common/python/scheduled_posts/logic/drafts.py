@@ -30,7 +30,7 @@ from scheduled_posts.clock import format_instant
 from scheduled_posts.data.drafts import DraftStore
 from scheduled_posts.errors import StateConflictError, ValidationFailedError, VersionConflictError
 from scheduled_posts.logic import link_cards, post_checks, post_edits, post_reads, posts
-from scheduled_posts.logic.media_attach import attach_media
+from scheduled_posts.logic.media_attach import attach_named
 from scheduled_posts.logic.network_rules import (
     composed_errors,
     patched_channel_errors,
@@ -76,7 +76,7 @@ def create_draft(
     """
     now = deps.clock.now()
     post_checks.raise_if(composed_errors(owner, request, channels=deps.channels, media=deps.media))
-    attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
+    attach_named(owner, request, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
     draft = Post(
         schedule_id=schedule_id,
@@ -160,7 +160,7 @@ def _edit_draft(post: Post, patch: PostPatch, *, deps: PostDeps) -> Post:
     post_checks.raise_if(
         patched_channel_errors(post.owner, post, patch, channels=deps.channels, media=deps.media)
     )
-    attach_media(post.owner, patch.media_ids, deps=deps.uploads)
+    attach_named(post.owner, patch, deps=deps.uploads)
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": deps.clock.now()}
     for name in ("content", "media_ids", "language", "variants", "parts"):
         value = getattr(patch, name)
@@ -203,7 +203,7 @@ def _schedule_draft(post: Post, body: PostEditBody, *, deps: PostDeps) -> Post:
         # the create's rules again (a thread's too): a channel may have gone since
         + composed_errors(post.owner, request, channels=deps.channels, media=deps.media)
     )
-    attach_media(post.owner, body.media_ids, deps=deps.uploads)
+    attach_named(post.owner, request, deps=deps.uploads)
     slot = posts.reserve_slot(request, post.owner, post.schedule_id, deps) if queued else None
     new = post.model_copy(
         update={

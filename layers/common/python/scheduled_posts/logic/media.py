@@ -29,6 +29,7 @@ from scheduled_posts.models.media import (
     media_id_floor,
 )
 from scheduled_posts.models.post import PostStatus
+from scheduled_posts.models.variants import named_media
 from scheduled_posts.observability import logger
 from scheduled_posts.settings import Settings
 
@@ -241,10 +242,11 @@ def update_alt_text(owner: str, media_id: str, alt_text: str | None, *, deps: Me
 
 
 def posts_using(owner: str, media_id: str, *, deps: MediaDeps) -> list[str]:
-    """Ids of ``owner``'s ``scheduled`` or ``publishing`` posts whose ``media_ids`` name
-    ``media_id``, read from the owner's post index as ``GET /v1/scheduled-posts`` reads it, from
-    ``MISFIRE_GRACE_SECONDS`` plus a day before now on (an older post is no longer due: missed,
-    published or failed), at most :data:`MAX_IN_USE_PAGES` pages.
+    """Ids of ``owner``'s ``scheduled`` or ``publishing`` posts that name ``media_id`` (their
+    own ``media_ids``, a thread part's or a variant's: ``named_media``), read from the owner's
+    post index as ``GET /v1/scheduled-posts`` reads it, from ``MISFIRE_GRACE_SECONDS`` plus a
+    day before now on (an older post is no longer due: missed, published or failed), at most
+    :data:`MAX_IN_USE_PAGES` pages.
 
     Raises
     ------
@@ -262,7 +264,7 @@ def posts_using(owner: str, media_id: str, *, deps: MediaDeps) -> list[str]:
         users += [
             p.schedule_id
             for p in page.posts
-            if p.status in IN_USE_STATUSES and media_id in p.media_ids
+            if p.status in IN_USE_STATUSES and media_id in {m for _, m in named_media(p)}
         ]
         after = page.last_key
         if after is None:

@@ -19,12 +19,19 @@ from scheduled_posts.errors import MediaNotFoundError, StateConflictError, Valid
 from scheduled_posts.logic.media import MediaDeps
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import PENDING_LIFETIME, Media, MediaStatus
+from scheduled_posts.models.variants import Named, named_media
 from scheduled_posts.observability import logger
 
 
-def _expired(i: int, media_id: str, why: str) -> dict[str, Any]:
+def attach_named(owner: str, composed: object, *, deps: MediaDeps | None) -> None:
+    """:func:`attach_media` of every upload ``composed`` names (:func:`named_media`), each
+    error at the upload's own ``loc``."""
+    _attach(owner, named_media(composed), deps=deps)
+
+
+def _expired(loc: list[Any], media_id: str, why: str) -> dict[str, Any]:
     return {
-        "loc": ["body", "media_ids", i],
+        "loc": loc,
         "msg": f"{media_id!r}: {why}; an upload must be named by a post or recurring schedule "
         f"within {int(PENDING_LIFETIME.total_seconds() // 3600)} hours of its creation "
         "(upload it again)",
@@ -53,31 +60,38 @@ def attach_media(owner: str, media_ids: Sequence[str] | None, *, deps: MediaDeps
     ValidationFailedError
         422, one error per refused id at ``["body", "media_ids", i]``, type ``media_expired``.
     """
-    if deps is None or not media_ids:
+    _attach(
+        owner, [(["body", "media_ids", i], m) for i, m in enumerate(media_ids or ())], deps=deps
+    )
+
+
+def _attach(owner: str, named: Sequence[Named], *, deps: MediaDeps | None) -> None:
+    if deps is None or not named:
         return
     now = deps.clock.now()
-    found = deps.media.get_many(owner, [m for m in media_ids if re.fullmatch(ID_PATTERN, m)])
+    wanted = [m for _, m in named if re.fullmatch(ID_PATTERN, m)]
+    found = deps.media.get_many(owner, list(dict.fromkeys(wanted)))
     ready = {
-        i: found[m]
-        for i, m in enumerate(media_ids)
+        i: (loc, found[m])
+        for i, (loc, m) in enumerate(named)
         if m in found and found[m].status == MediaStatus.READY
     }
     errors = [
-        _expired(i, media.media_id, "this upload was never attached and has expired")
-        for i, media in ready.items()
+        _expired(loc, media.media_id, "this upload was never attached and has expired")
+        for loc, media in ready.values()
         if media.is_expired(now)
     ]
     _refuse(errors)
     kept: dict[str, Media | None] = {}
-    for media in ready.values():
+    for _, media in ready.values():
         if media.media_id not in kept:
             kept[media.media_id] = _kept_item(owner, media, now, deps)
-    for i, media in ready.items():
+    for loc, media in ready.values():
         item = kept[media.media_id]
         if item is None:
-            errors.append(_expired(i, media.media_id, "this upload has expired"))
+            errors.append(_expired(loc, media.media_id, "this upload has expired"))
         elif item.attached_at is not None and not deps.objects.keep(media.object_key):
-            errors.append(_expired(i, media.media_id, "its file is no longer stored"))
+            errors.append(_expired(loc, media.media_id, "its file is no longer stored"))
     _refuse(errors)
     logger.info("media attached", extra={"media_ids": sorted(kept)})
 

@@ -18,7 +18,7 @@ from scheduled_posts.errors import StateConflictError, VersionConflictError
 from scheduled_posts.lifecycle import outcomes, reach, transitions
 from scheduled_posts.lifecycle import waiting as waiting_arrows
 from scheduled_posts.logic import link_cards
-from scheduled_posts.logic.media_attach import attach_media
+from scheduled_posts.logic.media_attach import attach_named
 from scheduled_posts.logic.network_rules import patched_channel_errors
 from scheduled_posts.logic.post_checks import (
     WRITE_ATTEMPTS,
@@ -51,7 +51,7 @@ def _edited(post: Post, patch: PostPatch, *, owner: str, now: datetime, deps: Po
         errors += publish_at_errors(patch.publish_at, now, deps.settings)
     errors += patched_channel_errors(owner, post, patch, channels=deps.channels, media=deps.media)
     raise_if(errors)
-    attach_media(owner, patch.media_ids, deps=deps.uploads)  # before the post's write
+    attach_named(owner, patch, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {"version": post.version + 1, "updated_at": now}
     for name in ("content", "media_ids", "publish_at", "language", "variants", "parts"):
         value = getattr(patch, name)
@@ -155,7 +155,7 @@ def _reschedule_missed(
         post.owner, post, patch, channels=deps.channels, media=deps.media
     )
     raise_if(errors)
-    attach_media(post.owner, patch.media_ids, deps=deps.uploads)  # before the post's write
+    attach_named(post.owner, patch, deps=deps.uploads)  # before the post's write
     changes: dict[str, Any] = {
         "status": PostStatus.SCHEDULED,
         "version": post.version + 1,

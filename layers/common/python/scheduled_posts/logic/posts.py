@@ -29,7 +29,7 @@ from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import PostNotFoundError, ValidationFailedError
 from scheduled_posts.logic import link_cards
 from scheduled_posts.logic.media import MediaDeps
-from scheduled_posts.logic.media_attach import attach_media
+from scheduled_posts.logic.media_attach import attach_named
 from scheduled_posts.logic.network_rules import composed_errors
 from scheduled_posts.logic.post_checks import field_error, needs_marker, publish_at_errors, raise_if
 from scheduled_posts.logic.posting_queue import (
@@ -108,7 +108,7 @@ def create_post(
     queued = request.publish_at == NEXT_FREE_SLOT
     publish_at = now if request.publish_at == "now" else request.publish_at
     raise_if(_refusals(request, owner, deps, publish_at=None if queued else publish_at, now=now))
-    attach_media(owner, request.media_ids, deps=deps.uploads)  # before the post's write
+    attach_named(owner, request, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
     queue_slot = reserve_slot(request, owner, schedule_id, deps) if queued else None
     when = queue_slot or publish_at

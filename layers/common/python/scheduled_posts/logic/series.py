@@ -40,7 +40,7 @@ from scheduled_posts.lifecycle.series_transitions import SeriesChange
 from scheduled_posts.logic import materialize, occurrences
 from scheduled_posts.logic.materialize import MaterializeDeps
 from scheduled_posts.logic.media import MediaDeps
-from scheduled_posts.logic.media_attach import attach_media
+from scheduled_posts.logic.media_attach import attach_named
 from scheduled_posts.logic.network_rules import (
     composed_errors,
     patched_channel_errors,
@@ -100,7 +100,7 @@ def _raise_channel_errors(series: Series, patch: SeriesPatch, deps: SeriesDeps) 
     )
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
-    attach_media(series.owner, patch.media_ids, deps=deps.uploads)  # before the series' write
+    attach_named(series.owner, patch, deps=deps.uploads)  # before the series' write
 
 
 def _materialize_now(series: Series, deps: SeriesDeps) -> Series:
@@ -171,7 +171,7 @@ def create_series(
     errors = composed_errors(owner, request, channels=deps.channels, media=deps.media)
     if errors:
         raise ValidationFailedError("the request is not valid", errors)
-    attach_media(owner, request.media_ids, deps=deps.uploads)  # before the series' write
+    attach_named(owner, request, deps=deps.uploads)  # before the series' write
     series = _new_series(request, owner, series_id or str(uuid.uuid4()), now, settings)
     deps.series.start_watermark(
         series.shard, now - timedelta(seconds=materialize.WATERMARK_MARGIN_SECONDS)

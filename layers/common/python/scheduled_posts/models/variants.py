@@ -213,3 +213,31 @@ def effective_for(composed: Composed, channel_id: str) -> Effective:
         overrides=frozenset(f for f in OVERRIDE_FIELDS if getattr(variant, f) is not None),
         parts=tuple(variant.parts) if variant.parts is not None else parts,
     )
+
+
+#: Where a request names an upload (its ``loc``) and the upload's id.
+Named = tuple[list[Any], str]
+
+
+def named_media(composed: object) -> list[Named]:
+    """Every upload a post, recurring template, request or patch names, with where: its own
+    ``media_ids``, each thread part's, each variant's and each variant part's (fields absent or
+    None name nothing), in that order. A thread's or a variant's media is kept like the post's
+    own: otherwise its upload would expire a day after it was made and the post would be
+    published without it."""
+    body: list[Any] = ["body"]
+    named: list[Named] = []
+
+    def add(where: list[Any], ids: Any) -> None:
+        named.extend(([*where, "media_ids", i], m) for i, m in enumerate(ids or ()))
+
+    def add_parts(where: list[Any], parts: Any) -> None:
+        for j, part in enumerate(parts or ()):
+            add([*where, "parts", j], part.media_ids)
+
+    add(body, getattr(composed, "media_ids", None))
+    add_parts(body, getattr(composed, "parts", None))
+    for channel_id, variant in (getattr(composed, "variants", None) or {}).items():
+        add([*body, "variants", channel_id], variant.media_ids)
+        add_parts([*body, "variants", channel_id], variant.parts)
+    return named
