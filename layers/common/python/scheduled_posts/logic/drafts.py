@@ -78,23 +78,9 @@ def create_draft(
     post_checks.raise_if(composed_errors(owner, request, channels=deps.channels, media=deps.media))
     attach_named(owner, request, deps=deps.uploads)  # before the post's write
     schedule_id = schedule_id or str(uuid.uuid4())
-    draft = Post(
-        schedule_id=schedule_id,
-        owner=owner,
-        status=PostStatus.DRAFT,
-        content=request.content,
-        media_ids=list(request.media_ids),
-        language=request.language,
-        publish_at=now,
-        channel_ids=list(request.channel_ids),
-        variants=dict(request.variants),
-        parts=list(request.parts or []),
-        first_comment=request.first_comment,
-        deliveries={cid: Delivery(channel_id=cid) for cid in request.channel_ids},
-        version=1,
-        created_at=now,
-        updated_at=now,
-        shard=keys.shard_for(schedule_id, deps.settings.WRITE_SHARD_COUNT),
+    shard = keys.shard_for(schedule_id, deps.settings.WRITE_SHARD_COUNT)
+    draft = posts.new_post(
+        request, owner, schedule_id, publish_at=now, now=now, shard=shard, status=PostStatus.DRAFT
     )
     stored = DraftStore(deps.posts).create(draft, max_drafts=deps.settings.MAX_DRAFTS)
     logger.info("draft created", extra={"schedule_id": schedule_id})

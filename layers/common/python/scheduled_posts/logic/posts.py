@@ -114,7 +114,7 @@ def create_post(
     when = queue_slot or publish_at
     assert isinstance(when, datetime)  # "now" and next_free_slot are instants by here
     shard = keys.shard_for(schedule_id, settings.WRITE_SHARD_COUNT)
-    post = scheduled_post(request, owner, schedule_id, publish_at=when, now=now, shard=shard)
+    post = new_post(request, owner, schedule_id, publish_at=when, now=now, shard=shard)
     post = post.model_copy(update={"queue_slot": queue_slot})
     try:  # the card (a fetch, or a 422 for its thumb) before the write; a refusal frees the slot
         post = link_cards.frozen_on_create(
@@ -139,7 +139,7 @@ def create_post(
     return post
 
 
-def scheduled_post(
+def new_post(
     request: PostCreate,
     owner: str,
     schedule_id: str,
@@ -147,13 +147,14 @@ def scheduled_post(
     publish_at: datetime,
     now: datetime,
     shard: int,
+    status: PostStatus = PostStatus.SCHEDULED,
 ) -> Post:
-    """The new post of ``request``: ``scheduled``, version 1, one ``pending`` delivery per
-    channel, its write shard ``shard``. Pure."""
+    """The new post of ``request`` (a create's, or a draft's with ``status`` ``draft``):
+    version 1, one ``pending`` delivery per channel, its write shard ``shard``. Pure."""
     return Post(
         schedule_id=schedule_id,
         owner=owner,
-        status=PostStatus.SCHEDULED,
+        status=status,
         content=request.content,
         media_ids=list(request.media_ids),
         language=request.language,
