@@ -14,6 +14,7 @@ from scheduled_posts.lifecycle.reach import published_nothing
 from scheduled_posts.lifecycle.retry import RetryPolicy
 from scheduled_posts.lifecycle.states import DeliveryStatus, PostStatus
 from scheduled_posts.models.post import Attempt, Delivery, Post
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.thread import COMMENT_INDEX, FirstComment
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PartRef, ThreadPart
 from scheduled_posts.platforms.thread import CommentRetry, deliver_thread
@@ -178,3 +179,21 @@ def test_a_part_published_with_an_unusable_answer_is_found_again_not_failed() ->
     # Then the round is retried (the next finds the part by its identity), never failed
     with pytest.raises(RetryableDeliveryError, match=r"^thread_partial: .*unusable_answer"):
         deliver_thread(_request(), write, progress=None, now=NOW)
+
+
+def test_a_thread_finished_after_part_1_keeps_part_1s_cid_in_its_receipt() -> None:
+    """Part 1 out in an earlier round, the rest in this one: the delivery's receipt still
+    names part 1's record CID (the verifier tells a replaced record by it; fault seed 109)."""
+    progress = _Progress()
+    progress.refs[0] = PartRef(remote_id="at://did/app.bsky.feed.post/r0", cid="bafyroot")
+
+    def write(index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None):
+        answer = DeliveryResult(
+            outcome="published", remote_id=f"id{index}", receipt=Receipt(cid=f"bafy{index}")
+        )
+        return answer, PartRef(remote_id=f"id{index}", cid=f"bafy{index}")
+
+    result = deliver_thread(_request(), write, progress=progress, now=NOW)
+
+    assert result.remote_id == "at://did/app.bsky.feed.post/r0"
+    assert result.receipt is not None and result.receipt.cid == "bafyroot"

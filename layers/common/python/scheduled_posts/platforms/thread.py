@@ -27,6 +27,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from scheduled_posts.errors import RetryableDeliveryError
+from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.thread import COMMENT_INDEX, CommentOutcome, PublishedPart
 from scheduled_posts.platforms.base import (
     DeliveryRequest,
@@ -166,7 +167,10 @@ def _walk(
             first = result if index == 0 else first
         refs.append(ref)
     root = refs[0]
-    done = first or DeliveryResult(outcome="published", http_status=200)
+    # Part 1 out in an earlier round: its stored ref keeps the record's CID, which the
+    # delivery's receipt must carry (the verifier compares it: a replaced record is "changed").
+    receipt = Receipt(cid=root.cid) if root.cid else None
+    done = first or DeliveryResult(outcome="published", http_status=200, receipt=receipt)
     update: dict[str, object] = {"remote_id": root.remote_id, "remote_url": root.remote_url}
     if all(index in known for index in range(total)):  # out in an earlier round
         update["published_at"] = max((r.published_at for r in refs if r.published_at), default=None)
