@@ -197,3 +197,31 @@ def test_a_thread_finished_after_part_1_keeps_part_1s_cid_in_its_receipt() -> No
 
     assert result.remote_id == "at://did/app.bsky.feed.post/r0"
     assert result.receipt is not None and result.receipt.cid == "bafyroot"
+
+
+@pytest.mark.parametrize(
+    "receipt",
+    [Receipt(cid="bafyroot", rev="3kroot"), Receipt(created_at="2026-12-04T09:00:00.000Z")],
+    ids=["bluesky", "mastodon"],
+)
+def test_a_thread_finished_in_a_later_round_reports_part_1s_whole_receipt(receipt) -> None:
+    """Round 1 writes part 1 (its receipt: Bluesky cid and rev, or Mastodon created_at) and
+    fails at part 2; round 2 writes the rest: the delivery's receipt is part 1's whole one,
+    never a later part's nor a bare CID (docs/api.md, receipt table)."""
+    progress = _Progress()
+    rounds = {"n": 1}
+
+    def write(index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None):
+        if index == 1 and rounds["n"] == 1:
+            raise RetryableDeliveryError("http_503")
+        answer = receipt if index == 0 else Receipt(cid=f"bafy{index}", rev=f"3k{index}")
+        result = DeliveryResult(outcome="published", remote_id=f"id{index}", receipt=answer)
+        return result, PartRef(remote_id=f"id{index}", cid=answer.cid, receipt=answer)
+
+    with pytest.raises(RetryableDeliveryError, match=r"^thread_partial"):
+        deliver_thread(_request(), write, progress=progress, now=NOW)
+    rounds["n"] = 2
+    result = deliver_thread(_request(), write, progress=progress, now=NOW)
+
+    assert result.outcome == "published" and result.remote_id == "id0"
+    assert result.receipt == receipt

@@ -1,10 +1,11 @@
 """A thread's published parts, per delivery: the outbox of a thread (decision "A thread's
 parts are stored as they are published").
 
-Each part's :class:`~scheduled_posts.platforms.base.PartRef` (the network's id, page and, on
-Bluesky, CID) is stored as soon as the network answered it, before the next part is sent; a
-retry reads them and continues at the first part not stored, so no earlier part is ever sent
-again (and a Bluesky reply gets its parent's CID without a ``getRecord``). One item per
+Each part's :class:`~scheduled_posts.platforms.base.PartRef` (the network's id, page, on
+Bluesky its CID, and the part's receipt) is stored as soon as the network answered it, before
+the next part is sent; a retry reads them and continues at the first part not stored, so no
+earlier part is ever sent again (and a Bluesky reply gets its parent's CID without a
+``getRecord``). One item per
 ``(delivery, part)`` in the posts table under the post's partition, as the network media ids
 (``data/network_media.py``, whose conditional put it shares: the first stored ref wins)::
 

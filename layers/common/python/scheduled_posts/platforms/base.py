@@ -76,8 +76,9 @@ class NetworkMediaIds(Protocol):
 
 class PartRef(BaseModel):
     """A published part as the network named it: ``remote_id`` (Mastodon status id; Bluesky
-    ``at://`` URI), ``remote_url`` and, on Bluesky, the record's ``cid`` (a reply's strongRef
-    needs it)."""
+    ``at://`` URI), ``remote_url``, on Bluesky the record's ``cid`` (a reply's strongRef
+    needs it), and the part's whole :class:`Receipt` (Bluesky ``cid`` and ``rev``, Mastodon
+    ``created_at``), so a thread finished in a later round still reports part 1's receipt."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -86,6 +87,8 @@ class PartRef(BaseModel):
     cid: str | None = None
     #: When this service stored the part (UTC; None in refs stored before it was kept).
     published_at: datetime | None = None
+    #: The network's receipt of the part (None in refs stored before it was kept).
+    receipt: Receipt | None = None
 
 
 class ThreadProgress(Protocol):

@@ -196,9 +196,13 @@ class BlueskyAdapter(NetworkAdapter):
             cid = result.receipt.cid if result.receipt else None
             if result.outcome != "published" or not result.remote_id or not cid:
                 return result, None
-            return result, PartRef(
-                remote_id=result.remote_id, remote_url=result.remote_url, cid=cid
+            ref = PartRef(
+                remote_id=result.remote_id,
+                remote_url=result.remote_url,
+                cid=cid,
+                receipt=result.receipt,
             )
+            return result, ref
 
         return deliver_thread(request, write, progress=self.thread_parts, now=now)
 

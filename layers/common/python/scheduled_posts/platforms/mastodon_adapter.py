@@ -129,7 +129,10 @@ class MastodonAdapter(NetworkAdapter):
             result = self._write(client, channel, access, part, reply_to=reply_to, now=now)
             if result.outcome != "published" or not result.remote_id:
                 return result, None
-            return result, PartRef(remote_id=result.remote_id, remote_url=result.remote_url)
+            ref = PartRef(
+                remote_id=result.remote_id, remote_url=result.remote_url, receipt=result.receipt
+            )
+            return result, ref
 
         return deliver_thread(request, write, progress=self.thread_parts, now=now)
 

@@ -167,16 +167,22 @@ def _walk(
             first = result if index == 0 else first
         refs.append(ref)
     root = refs[0]
-    # Part 1 out in an earlier round: its stored ref keeps the record's CID, which the
-    # delivery's receipt must carry (the verifier compares it: a replaced record is "changed").
-    receipt = Receipt(cid=root.cid) if root.cid else None
-    done = first or DeliveryResult(outcome="published", http_status=200, receipt=receipt)
+    done = first or DeliveryResult(outcome="published", http_status=200, receipt=_receipt(root))
     update: dict[str, object] = {"remote_id": root.remote_id, "remote_url": root.remote_url}
     if all(index in known for index in range(total)):  # out in an earlier round
         update["published_at"] = max((r.published_at for r in refs if r.published_at), default=None)
     if shown:
         update |= {"parts": _published(refs), "parts_total": total}
     return done.model_copy(update=update), refs
+
+
+def _receipt(root: PartRef) -> Receipt | None:
+    """Part 1's receipt when it went out in an earlier round: the one its stored ref keeps, or
+    (a ref stored before receipts were kept) its record CID alone. The delivery's receipt must
+    carry it: the verifier compares the CID (a replaced record is "changed")."""
+    if root.receipt is not None:
+        return root.receipt
+    return Receipt(cid=root.cid) if root.cid else None
 
 
 def _unusable(what: str) -> RetryableDeliveryError:
