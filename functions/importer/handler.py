@@ -7,7 +7,8 @@ after another (Powertools ``BatchProcessor``); a failed record is reported alone
 after its visibility timeout, and its rerun finds the posts it already made (ids derived per
 row, conditional creates) and counts the chunk once. The same function consumes the import
 DLQ: a chunk that failed ``IMPORT_MAX_RECEIVES`` times marks its import ``failed``
-(``logic/import_runs.fail_import``), so a stuck import is reported, never left ``running``.
+(``logic/import_runs.fail_import``: its rows listed, made or ``not_imported``), so a stuck
+import is reported, never left ``running``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import ClientError
 from pydantic import Json
 
 from scheduled_posts.api_app import ApiDependencies
@@ -64,6 +66,18 @@ def _default_deps() -> ImporterDeps:
     )
 
 
+def _file(deps: ImporterDeps, message: ImportChunkMessage) -> bytes | None:
+    """The import's file for a dead-lettered chunk's report; None when it is gone (the import
+    is still marked failed). Any other error raises: the DLQ record comes back."""
+    try:
+        return deps.files.load(message.owner, message.import_id)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("NoSuchKey", "404"):
+            raise
+        logger.warning("import file gone: a dead chunk's rows are not listed")
+        return None
+
+
 def make_lambda_handler(
     deps_factory: Callable[[], ImporterDeps] = _default_deps,
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
@@ -76,7 +90,13 @@ def make_lambda_handler(
             message.owner, message.import_id, message.key, message.format, message.chunk
         )
         if deps.dlq_name and record.eventSourceARN.endswith(f":{deps.dlq_name}"):
-            failed = fail_import(chunk, store=deps.store, now=deps.posts.clock.now())
+            failed = fail_import(
+                chunk,
+                _file(deps, message),
+                deps=deps.posts,
+                store=deps.store,
+                now=deps.posts.clock.now(),
+            )
             logger.warning(
                 "import chunk dead-lettered",
                 extra={"import_id": message.import_id, "chunk": message.chunk, "marked": failed},

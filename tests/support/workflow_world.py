@@ -16,13 +16,18 @@ a bulk import whose background commit crashes mid-way and is retried.
   source mapping (short visibility timeout): the first run crashes after ``k`` rows (a Lambda
   killed mid-chunk: nothing deleted), the request is re-sent while the chunk waits, a later
   run may lose its delete (the chunk runs once more), and the run after that completes it.
+  The world's throttles can fail a whole run; a chunk SQS dead-letters after
+  ``IMPORT_MAX_RECEIVES`` receives goes to the importer's DLQ mapping, which the harness plays
+  too (it marks the import ``failed``).
 
 :meth:`WorldWorkflow.check` (the oracle, with the world's own delivery checks, which cover
 these posts: every one fires exactly once and never early): no live post of the queue's
 channels shares a channel and instant with another, each live queued post's slot item names it
 and its instant is a slot of every channel of it; no text (a queued create or an import row) is
 in two posts; the import is ``completed`` with every row done, in line order, each under its
-derived id (``logic/imports.row_schedule_id``).
+derived id (``logic/imports.row_schedule_id``). ``failed`` is accepted only when every
+receive of the chunk went wrong (explained by the counted crash, throttled runs and lost
+deletes), its error naming the rows, and the rows made before it under their derived ids.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from scheduled_posts.data.posting_queue import slot_sk
 from scheduled_posts.lifecycle.states import PostStatus
 from scheduled_posts.logic import imports as import_logic
 from scheduled_posts.models.post import Post
+from scheduled_posts.tables import IMPORT_MAX_RECEIVES
 from tests.support.faults import WorkerCrash
 
 if TYPE_CHECKING:
@@ -352,7 +358,7 @@ class WorldWorkflow:
             AttributeNames=["All"],
         ).get("Messages", [])
         if not got:
-            return self._finish_if_done(settings.IMPORT_QUEUE_URL)
+            return self._dead_letters() or self._finish_if_done(settings.IMPORT_QUEUE_URL)
         arn = sqs.get_queue_attributes(
             QueueUrl=settings.IMPORT_QUEUE_URL, AttributeNames=["QueueArn"]
         )["Attributes"]["QueueArn"]
@@ -382,6 +388,42 @@ class WorldWorkflow:
         done = [m for m in got if m["MessageId"] not in failed]
         for m in done:
             sqs.delete_message(QueueUrl=settings.IMPORT_QUEUE_URL, ReceiptHandle=m["ReceiptHandle"])
+        return True
+
+    def _dead_letters(self) -> bool:
+        """The importer's second mapping, on the import DLQ (decision "A stuck import is
+        reported, never left running"): a chunk SQS moved there after ``IMPORT_MAX_RECEIVES``
+        receives marks its import ``failed``. True when it ran."""
+        settings, sqs = self.world.settings, self.world.sqs
+        got = sqs.receive_message(
+            QueueUrl=settings.IMPORT_DLQ_URL, MaxNumberOfMessages=2, AttributeNames=["All"]
+        ).get("Messages", [])
+        if not got:
+            return False
+        arn = sqs.get_queue_attributes(
+            QueueUrl=settings.IMPORT_DLQ_URL, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        api = get_dependencies()
+        deps = ImporterDeps(
+            posts=api.post_deps,
+            store=api.imports,
+            files=api.import_files,
+            dlq_name=settings.IMPORT_DLQ_URL.rsplit("/", 1)[-1],
+        )
+        event = {"Records": [to_event_record(m, arn) for m in got]}
+        context = LambdaContext("importer", 120, clock=self.world.clock.seconds)
+        try:
+            answer = make_lambda_handler(lambda: deps)(event, context)  # type: ignore[arg-type]
+        except Exception:  # a throttled run: the records come back
+            self.totals["import_dlq_run_failed"] += 1
+            return True
+        failed = {f["itemIdentifier"] for f in answer.get("batchItemFailures", [])}
+        for m in got:
+            if m["MessageId"] not in failed:
+                self.totals["import_chunk_dead_lettered"] += 1
+                sqs.delete_message(
+                    QueueUrl=settings.IMPORT_DLQ_URL, ReceiptHandle=m["ReceiptHandle"]
+                )
         return True
 
     @contextmanager
@@ -528,7 +570,19 @@ class WorldWorkflow:
         }
         results = [(r["line"], r.get("schedule_id")) for r in state["results"]]
         problems = []
-        if (state["status"], state["rows_total"], state["rows_done"], state["rows_failed"]) != (
+        bad = self.totals["import_crash_mid_chunk"] + self.totals["import_run_failed"]
+        bad += self.totals["import_chunk_failed"] + self.totals["import_delete_lost"]
+        if state["status"] == "failed" and bad >= IMPORT_MAX_RECEIVES:
+            # every receive of the chunk went wrong (the planned crash and the world's
+            # throttles): reported failed, naming the rows, with the rows made before it
+            totals["import_failed_explained"] += 1
+            if not state.get("error") or "rows 1-" not in state["error"]:
+                problems.append(f"import {self.import_id}: failed without naming its rows")
+            if len(results) != IMPORT_ROWS:
+                problems.append(f"import {self.import_id}: failed with {len(results)} results")
+            results = [(line, sid) for line, sid in results if sid is not None]
+            want = {line: sid for line, sid in want.items() if line in dict(results)}
+        elif (state["status"], state["rows_total"], state["rows_done"], state["rows_failed"]) != (
             "completed",
             IMPORT_ROWS,
             IMPORT_ROWS,

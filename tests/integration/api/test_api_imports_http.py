@@ -7,6 +7,7 @@ reaches the DLQ marks the import failed. Bad files and bad rows are 422s naming 
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import boto3
 import pytest
@@ -16,6 +17,7 @@ from local.emulation.lambda_runtime import LambdaContext
 from local.emulation.resources import ensure_media_bucket
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.data.imports import S3ImportFiles, import_object_key
+from scheduled_posts.logic import imports as import_logic
 from tests.support.api import ApiClient
 from tests.support.fixtures import AwsResources
 
@@ -153,7 +155,7 @@ def test_post_import_commit_runs_through_the_queue_and_a_retry_creates_nothing(
     assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []
 
 
-def test_post_import_chunk_in_the_dlq_marks_the_import_failed(
+def test_post_import_chunk_in_the_dlq_marks_the_import_failed_listing_its_rows(
     alice: ApiClient, aws: AwsResources, bucket: str
 ) -> None:
     alice.create_channel("blog")
@@ -161,12 +163,37 @@ def test_post_import_chunk_in_the_dlq_marks_the_import_failed(
     assert first.status == 202, first.json
     records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
     _feed(aws, records[:1])
+    # Chunk 1's run dies after 3 of its 50 rows' posts are written (a Lambda killed mid-chunk).
+    create, made = import_logic.create_post, []
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        if len(made) == 3:
+            raise RuntimeError("importer killed")
+        made.append(create(*args, **kwargs))
+        return made[-1]
+
+    with mock.patch.object(import_logic, "create_post", dying), pytest.raises(Exception):
+        _importer(aws)({"Records": records[1:]}, LambdaContext("importer", 120))
     for record in records[1:]:  # as SQS does after IMPORT_MAX_RECEIVES failed receives
         aws.sqs.send_message(QueueUrl=aws.settings.IMPORT_DLQ_URL, MessageBody=record["body"])
     _feed(aws, _receive(aws, aws.settings.IMPORT_DLQ_URL))
+
     found = alice.get(f"/v1/imports/{first.json['import_id']}").json
     assert found["status"] == "failed"
-    assert "rows 101-200" in found["error"]
+    assert "rows 101-150" in found["error"] and "not_imported" in found["error"]
+    assert (found["rows_done"], found["rows_failed"]) == (103, 47)
+    dead = [r for r in found["results"] if r["line"] >= 102]  # row 101 is on line 102
+    made_ids = [p.schedule_id for p in made]
+    assert [r["schedule_id"] for r in dead[:3]] == made_ids
+    assert {r["problems"][0]["type"] for r in dead[3:]} == {"not_imported"}
+    assert all(alice.get(f"/v1/scheduled-posts/{sid}").status == 200 for sid in made_ids)
+    # A duplicate of the dead chunk run afterwards creates nothing: the report stays true.
+    _feed(aws, [{**r, "messageId": f"dup-{r['messageId']}"} for r in records[1:]])
+    assert alice.get(f"/v1/imports/{first.json['import_id']}").json == found
+    key = import_logic.file_key(_csv(150).encode())
+    for row in dead[3:]:
+        sid = import_logic.row_schedule_id("alice", key, row["line"])
+        assert alice.get(f"/v1/scheduled-posts/{sid}").status == 404, row
 
 
 def test_post_import_of_an_uploaded_file_reads_it_and_a_missing_upload_is_422(

@@ -108,8 +108,11 @@ NOTIFY_QUEUES: tuple[QueueDef, ...] = (NOTIFY_DLQ, NOTIFY_QUEUE)
 IMPORT_DLQ = QueueDef("ImportDLQ", "IMPORT_DLQ_URL", retention_days=14)
 IMPORT_QUEUE = QueueDef("ImportQueue", "IMPORT_QUEUE_URL", dead_letter="ImportDLQ")
 IMPORT_QUEUES: tuple[QueueDef, ...] = (IMPORT_DLQ, IMPORT_QUEUE)
-#: Receives of one chunk before the DLQ (a chunk is idempotent, so retries are safe).
-IMPORT_MAX_RECEIVES = 3
+#: Receives of one chunk before the DLQ (a chunk is idempotent, so retries are safe). Five, as
+#: the Lambda developer guide advises for an SQS event source ("set the maxReceiveCount on the
+#: source queue's redrive policy to at least 5"): a crash, a lost delete and a throttled run or
+#: two must not fail an import that would have finished.
+IMPORT_MAX_RECEIVES = 5
 
 
 def create_table_request(table: TableDef, table_name: str) -> dict[str, object]:

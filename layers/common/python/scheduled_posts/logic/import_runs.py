@@ -18,13 +18,14 @@ from datetime import datetime
 from typing import Protocol
 
 from scheduled_posts.data.imports import CHUNK_ROWS
-from scheduled_posts.logic.import_file import Format, read_import
+from scheduled_posts.logic.import_file import Format, ImportRow, read_import
 from scheduled_posts.logic.imports import (
     RowResult,
     check_rows,
     file_key,
     import_id,
     import_rows,
+    row_schedule_id,
 )
 from scheduled_posts.logic.posts import PostDeps
 from scheduled_posts.models.imports import (
@@ -194,7 +195,14 @@ def run_chunk(
     chunk: ImportChunk, data: bytes, *, deps: PostDeps, store: ImportRepository
 ) -> ImportOut | None:
     """Create the rows of ``chunk`` of the import's file ``data``, record them, and finish the
-    import when every row has a result; returns the import afterwards (None: it is gone)."""
+    import when every row has a result; returns the import afterwards (None: it is gone).
+
+    A chunk of an import already ``failed`` or ``completed`` (a duplicate message run after the
+    DLQ mapping reported the import, or a redelivery) creates nothing: the failed import's
+    report stays true (a row it calls ``not_imported`` never gets a post behind it)."""
+    current = store.get(chunk.owner, chunk.import_id)
+    if current is None or current.status in (ImportStatus.FAILED, ImportStatus.COMPLETED):
+        return current
     rows = read_import(data, chunk.format)
     part = rows[chunk.chunk * CHUNK_ROWS : (chunk.chunk + 1) * CHUNK_ROWS]
     checked = check_rows(chunk.owner, part, deps=deps)
@@ -208,14 +216,52 @@ def run_chunk(
     return current
 
 
-def fail_import(chunk: ImportChunk, *, store: ImportRepository, now: datetime) -> bool:
-    """A chunk reached the import queue's DLQ (it failed ``IMPORT_MAX_RECEIVES`` times): mark
-    the import ``failed`` with an ``error`` naming the chunk (its ``import.failed`` event
-    follows from the write). False when the import had finished already (a late duplicate).
-    The rows created before stay, with their results: the report says how far it got."""
+def fail_import(
+    chunk: ImportChunk,
+    data: bytes | None,
+    *,
+    deps: PostDeps,
+    store: ImportRepository,
+    now: datetime,
+) -> bool:
+    """A chunk reached the import queue's DLQ (it failed ``IMPORT_MAX_RECEIVES`` times): record
+    the chunk's rows as they are and mark the import ``failed`` with an ``error`` naming them
+    (its ``import.failed`` event follows from the write). False when the import had finished
+    already (a late duplicate).
+
+    The runs that failed may have made some of the chunk's posts (ids derived per row): each
+    row whose post exists is in the results under its id, like a completed row; every other row
+    gets the problem ``not_imported``, so the report tells exactly which rows to import again
+    and none is scheduled without the creator seeing it. ``data`` is the import's file (None
+    when it cannot be read: then only the error is written)."""
     first = chunk.chunk * CHUNK_ROWS + 1
+    last = first + CHUNK_ROWS - 1
+    if data is not None:
+        rows = read_import(data, chunk.format)[first - 1 : last]
+        last = first + len(rows) - 1
+        store.record_chunk(
+            chunk.owner, chunk.import_id, chunk.chunk, _found(chunk, rows, deps), now=now
+        )
     error = (
-        f"chunk {chunk.chunk} (rows {first}-{first + CHUNK_ROWS - 1} of the file) could not be"
-        " run; retry the import to resume it"
+        f"chunk {chunk.chunk} (rows {first}-{last} of the file) could not be run; its rows"
+        " marked not_imported have no post: import them again"
     )
     return store.finish(chunk.owner, chunk.import_id, ImportStatus.FAILED, now=now, error=error)
+
+
+def _found(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> list[ImportRowOut]:
+    """Each row of a dead chunk: its post's id when a failed run made it, else ``not_imported``."""
+    out: list[ImportRowOut] = []
+    for row in rows:
+        schedule_id = row_schedule_id(chunk.owner, chunk.key, row.line)
+        post = deps.posts.get(schedule_id)
+        if post is not None and post.owner == chunk.owner:
+            out.append(ImportRowOut(line=row.line, schedule_id=schedule_id))
+            continue
+        problem = {
+            "loc": [],
+            "msg": "not imported: its chunk could not be run",
+            "type": "not_imported",
+        }
+        out.append(ImportRowOut(line=row.line, problems=[problem]))
+    return out
