@@ -166,3 +166,29 @@ def test_series_edit_adding_a_network_channel_to_media_is_422(
     path = f"/v1/recurring-schedules/{created.json['series_id']}"
     answer = alice.patch(path, {"channel_ids": [webhook, channel_id]})
     assert_media_refused(answer, channel_id, "textonly")
+
+
+def test_edit_of_channel_ids_alone_checks_the_kept_media_against_the_new_channels_rules(
+    alice: ApiClient, aws: AwsResources
+) -> None:
+    # Given a webhook post with 5 images (Bluesky takes at most 4 per post)
+    images = [ready_media(aws.settings, data=f"png{i}".encode()) for i in range(5)]
+    webhook = alice.create_channel()
+    created = alice.post(
+        "/v1/scheduled-posts",
+        {"content": "x", "media_ids": images, "publish_at": PUBLISH_AT, "channel_ids": [webhook]},
+    )
+    assert created.status == 201, created.json
+    path = f"/v1/scheduled-posts/{created.json['schedule_id']}"
+    bluesky = network_channel(aws, "bluesky")
+
+    # When a PATCH adds the Bluesky channel and leaves media_ids alone
+    answer = alice.patch(path, {"channel_ids": [webhook, bluesky]})
+
+    # Then it is refused at media_ids, naming the channel and the rule, and nothing changes
+    assert answer.status == 422, answer.json
+    [error] = answer.json["errors"]
+    assert error["loc"] == ["body", "media_ids"] and error["type"].startswith("media_")
+    assert bluesky in error["msg"]
+    got = alice.get(path).json
+    assert (got["channel_ids"], got["version"]) == ([webhook], 1)

@@ -248,6 +248,24 @@ def _part_media(
     return part_media_errors(chosen, effective, ready)
 
 
+def _kept_uploads(
+    owner: str, stored: Any, patch: Any, media: MediaRepository | None
+) -> MediaRepository | None:
+    """The upload store to check the stored ``media_ids`` with when ``patch`` changes the
+    channels but not the media: the new channels' media rules (count, kinds, sizes, alt text)
+    must hold for the media the post keeps, as on create, rather than failing at publish.
+    None (not checked, as before) when the patch keeps the channels, or when a stored id is not
+    a ready upload of ``owner`` (a post made before uploads existed keeps its opaque ids)."""
+    kept = list(getattr(stored, "media_ids", []) or [])
+    if media is None or patch.channel_ids is None or not kept:
+        return None
+    if not all(re.fullmatch(ID_PATTERN, m) for m in kept):
+        return None
+    found = media.get_many(owner, kept)
+    ready = all((u := found.get(m)) is not None and u.status == MediaStatus.READY for m in kept)
+    return media if ready else None
+
+
 def patched_channel_errors(
     owner: str,
     stored: Any,
@@ -286,7 +304,7 @@ def patched_channel_errors(
         content=patch.content if patch.content is not None else stored.content,
         media_ids=list(patch.media_ids if patch.media_ids is not None else stored.media_ids),
         given=patch.channel_ids is not None,
-        media=media if patch.media_ids is not None else None,
+        media=media if patch.media_ids is not None else _kept_uploads(owner, stored, patch, media),
         variants=new_variants if new_variants is not None else getattr(stored, "variants", {}),
         variant_media=media if new_variants is not None else None,
         parts=new_parts if new_parts is not None else getattr(stored, "parts", []),
