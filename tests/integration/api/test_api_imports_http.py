@@ -6,6 +6,7 @@ reaches the DLQ marks the import failed. Bad files and bad rows are 422s naming 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 from unittest import mock
 
@@ -19,6 +20,7 @@ from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.data.imports import S3ImportFiles, import_object_key
 from scheduled_posts.logic import imports as import_logic
 from tests.support.api import ApiClient
+from tests.support.clock import SimClock
 from tests.support.fixtures import AwsResources
 
 HEADER = "publish_at,channels,content\r\n"
@@ -194,6 +196,34 @@ def test_post_import_chunk_in_the_dlq_marks_the_import_failed_listing_its_rows(
     for row in dead[3:]:
         sid = import_logic.row_schedule_id("alice", key, row["line"])
         assert alice.get(f"/v1/scheduled-posts/{sid}").status == 404, row
+
+
+def test_post_import_chunk_rerun_after_its_rows_fell_due_counts_the_rows_it_made(
+    alice: ApiClient, aws: AwsResources, bucket: str, clock: SimClock
+) -> None:
+    """A chunk killed after 3 rows and re-run once those rows' publish_at passed: the 3 are
+    done (their posts exist), not refused as in the past, and the rest are made."""
+    alice.create_channel("blog")
+    first = alice.post("/v1/imports", {"content": _csv(10)})  # rows at 09:00 ... 09:09
+    assert first.status == 202, first.json
+    records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
+    create, made = import_logic.create_post, []
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        if len(made) == 3:
+            raise RuntimeError("importer killed")
+        made.append(create(*args, **kwargs))
+        return made[-1]
+
+    with mock.patch.object(import_logic, "create_post", dying), pytest.raises(Exception):
+        _importer(aws)({"Records": records}, LambdaContext("importer", 120))
+    clock.advance_to(datetime(2026, 12, 1, 9, 2, 30, tzinfo=UTC))  # rows 1-3 are past due
+
+    _feed(aws, records)
+
+    found = alice.get(f"/v1/imports/{first.json['import_id']}").json
+    assert (found["status"], found["rows_done"], found["rows_failed"]) == ("completed", 10, 0)
+    assert [r["schedule_id"] for r in found["results"][:3]] == [p.schedule_id for p in made]
 
 
 def test_post_import_of_an_uploaded_file_reads_it_and_a_missing_upload_is_422(

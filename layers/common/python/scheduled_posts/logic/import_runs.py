@@ -205,8 +205,13 @@ def run_chunk(
         return current
     rows = read_import(data, chunk.format)
     part = rows[chunk.chunk * CHUNK_ROWS : (chunk.chunk + 1) * CHUNK_ROWS]
-    checked = check_rows(chunk.owner, part, deps=deps)
+    # A row an earlier try of this chunk made is done, whatever the check would say now (its
+    # publish_at may have passed since, or its channel gone): only the others are checked.
+    made = _made(chunk, part, deps)
+    checked = check_rows(chunk.owner, [r for r in part if r.line not in made], deps=deps)
     results = import_rows(chunk.owner, chunk.key, checked, deps=deps)
+    results += [RowResult(line=line, schedule_id=sid) for line, sid in made.items()]
+    results.sort(key=lambda r: r.line)
     now = deps.clock.now()
     store.record_chunk(chunk.owner, chunk.import_id, chunk.chunk, _out(results), now=now)
     current = store.get(chunk.owner, chunk.import_id)
@@ -251,17 +256,27 @@ def fail_import(
 
 def _found(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> list[ImportRowOut]:
     """Each row of a dead chunk: its post's id when a failed run made it, else ``not_imported``."""
-    out: list[ImportRowOut] = []
+    made = _made(chunk, rows, deps)
+    problem = {
+        "loc": [],
+        "msg": "not imported: its chunk could not be run",
+        "type": "not_imported",
+    }
+    return [
+        ImportRowOut(line=row.line, schedule_id=made[row.line])
+        if row.line in made
+        else ImportRowOut(line=row.line, problems=[problem])
+        for row in rows
+    ]
+
+
+def _made(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> dict[int, str]:
+    """``{line: schedule_id}`` of the rows whose post an earlier try made (found by the row's
+    derived id, one read each)."""
+    made: dict[int, str] = {}
     for row in rows:
         schedule_id = row_schedule_id(chunk.owner, chunk.key, row.line)
         post = deps.posts.get(schedule_id)
         if post is not None and post.owner == chunk.owner:
-            out.append(ImportRowOut(line=row.line, schedule_id=schedule_id))
-            continue
-        problem = {
-            "loc": [],
-            "msg": "not imported: its chunk could not be run",
-            "type": "not_imported",
-        }
-        out.append(ImportRowOut(line=row.line, problems=[problem]))
-    return out
+            made[row.line] = schedule_id
+    return made
