@@ -2,7 +2,9 @@
 both, and the API's right to start an import.
 
 The API keeps a committed import's file under ``imports/<owner>/<import_id>`` in the media
-bucket (``s3:PutObject``) and sends one message per chunk of 100 rows to ``ImportQueue``. The
+bucket (``s3:PutObject``; ``s3:DeleteObject`` for the account erasure; the bucket's lifecycle
+rule expires every import file after ``IMPORT_FILE_EXPIRATION_DAYS``) and sends one message per
+chunk of 100 rows to ``ImportQueue``. The
 importer reads the file (``s3:GetObject`` on ``imports/*`` only), creates each row's post as
 the API's create does (posts and due-index tables read/write, the dispatch queues for a post
 due within the lookahead) and records the chunk. A chunk that failed ``IMPORT_MAX_RECEIVES``
@@ -99,10 +101,12 @@ class ImportsConstruct(Construct):
         self.importer.add_to_role_policy(
             iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects])
         )
-        # The API keeps the file and queues the chunks.
-        # (and reads a file uploaded through its pre-signed form).
+        # The API keeps the file and queues the chunks (and reads a file uploaded through its
+        # pre-signed form); the account erasure deletes the owner's files.
         api.add_to_role_policy(
-            iam.PolicyStatement(actions=["s3:PutObject", "s3:GetObject"], resources=[objects])
+            iam.PolicyStatement(
+                actions=["s3:PutObject", "s3:GetObject", "s3:DeleteObject"], resources=[objects]
+            )
         )
         self.queue.grant_send_messages(api)
         api.add_environment(IMPORT_QUEUE.settings_name, self.queue.queue_url)
@@ -115,8 +119,8 @@ class ImportsConstruct(Construct):
         objects = f"<{MEDIA_BUCKET.logical_id}.Arn>/{IMPORT_OBJECTS_PATTERN}"
         reason = (
             "Import files are one object per import (imports/<owner>/<import_id>), created at "
-            "run time: the grant covers the imports/ prefix only (API PutObject, importer "
-            "GetObject)."
+            "run time: the grant covers the imports/ prefix only (API PutObject, GetObject and "
+            "DeleteObject for the account erasure; importer GetObject)."
         )
         return [
             (

@@ -105,6 +105,14 @@ class MediaConstruct(Construct):
                 tag_filters={key: value},
                 expiration=Duration.days(definition.pending_expiration_days),
             ),
+            *(
+                s3.LifecycleRule(
+                    id=f"expire-{prefix.strip('/')}",
+                    prefix=prefix,
+                    expiration=Duration.days(days),
+                )
+                for prefix, days in definition.expiring_prefixes
+            ),
             s3.LifecycleRule(
                 id="abort-incomplete-multipart-uploads",
                 abort_incomplete_multipart_upload_after=Duration.days(

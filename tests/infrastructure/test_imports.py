@@ -78,7 +78,7 @@ def test_api_may_keep_import_files_and_queue_chunks(dev: Synthesized) -> None:
     puts = [
         s
         for s in statements
-        if _actions(s) == ["s3:PutObject", "s3:GetObject"]
+        if _actions(s) == ["s3:PutObject", "s3:GetObject", "s3:DeleteObject"]
         and "/imports/*" in json.dumps(s["Resource"])
     ]
     assert len(puts) == 1

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from scheduled_posts.buckets import IMPORT_OBJECTS_PATTERN, MEDIA_BUCKET
+from scheduled_posts.buckets import (
+    IMPORT_FILE_EXPIRATION_DAYS,
+    IMPORT_OBJECTS_PATTERN,
+    MEDIA_BUCKET,
+)
+from scheduled_posts.tables import IMPORT_DLQ
 from tests.infrastructure.conftest import Synthesized
 
 
@@ -86,6 +91,10 @@ def test_media_bucket_expires_pending_uploads_and_aborts_multipart_after_a_day(
     multipart = rules["abort-incomplete-multipart-uploads"]
     assert multipart["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
     assert "TagFilters" not in multipart and "ExpirationInDays" not in multipart
+    imports = rules["expire-imports"]
+    assert (imports["Status"], imports["Prefix"]) == ("Enabled", "imports/")
+    # longer than a dead-lettered chunk can wait for its report (which reads the file)
+    assert imports["ExpirationInDays"] == IMPORT_FILE_EXPIRATION_DAYS > IMPORT_DLQ.retention_days
 
 
 def test_media_bucket_cors_allows_the_site_origin_to_post_and_get(dev: Synthesized) -> None:

@@ -110,6 +110,7 @@ def test_ensure_media_bucket_creates_it_private_with_cors_and_lifecycle(
     rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
     assert {r["ID"] for r in rules} == {
         "expire-pending-uploads",
+        "expire-imports",
         "abort-incomplete-multipart-uploads",
     }
 

@@ -11,6 +11,7 @@ import boto3
 
 from scheduled_posts import keys
 from scheduled_posts.buckets import MEDIA_BUCKET
+from scheduled_posts.data.imports import import_object_key
 from tests.integration.dispatch.conftest import FirePath
 from tests.support.api import ApiClient
 
@@ -87,3 +88,23 @@ def test_erase_account_deletes_the_media_items_and_objects_of_the_caller_only(ap
     left = [i["sk"] for i in table.scan()["Items"] if str(i["sk"]).startswith("MEDIA#")]
     assert left == ["MEDIA#med-bob"]
     assert ApiClient("bob").get("/v1/me/export").json["media"][0]["media_id"] == "med-bob"
+
+
+def test_erase_account_deletes_the_callers_import_files_only(api_fire) -> None:  # type: ignore[no-untyped-def]
+    fire: FirePath = api_fire()
+    s3 = _media_world(fire)
+    bucket = fire.settings.MEDIA_BUCKET_NAME
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(
+        fire.settings.POSTS_TABLE_NAME
+    )
+    for owner, import_id in (("alice", "imp-a"), ("bob", "imp-b")):
+        table.put_item(Item={"pk": keys.owner_pk(owner), "sk": f"IMPORT#{import_id}"})
+        table.put_item(Item={"pk": keys.owner_pk(owner), "sk": f"IMPORT#{import_id}#ROWS#0000"})
+        s3.put_object(Bucket=bucket, Key=import_object_key(owner, import_id), Body=b"a,b\r\n")
+
+    answer = ApiClient("alice").delete("/v1/me")
+
+    assert (answer.status, answer.json) == (202, {"status": "done"})
+    assert _objects(s3, bucket) == sorted(
+        [import_object_key("bob", "imp-b"), MEDIA_BUCKET.object_key("med-bob")]
+    )

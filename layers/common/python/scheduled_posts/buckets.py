@@ -29,7 +29,8 @@ class BucketDef:
     the upload policy sets and the first attach removes; ``pending_expiration_days``: days after
     creation an object still tagged pending is removed; ``abort_multipart_days``: days after
     which an incomplete multipart upload is aborted; ``cors_methods``: what the page may send
-    (the POST policy upload, GET of a preview); ``cors_max_age_seconds``: preflight caching.
+    (the POST policy upload, GET of a preview); ``cors_max_age_seconds``: preflight caching;
+    ``expiring_prefixes``: other prefixes of the bucket whose objects expire (import files).
     """
 
     logical_id: str
@@ -41,6 +42,8 @@ class BucketDef:
     cors_methods: tuple[str, ...] = ("POST", "GET")
     cors_headers: tuple[str, ...] = ("content-type",)
     cors_max_age_seconds: int = 3600
+    #: ``(prefix, days)``: every object under ``prefix`` is deleted ``days`` after creation.
+    expiring_prefixes: tuple[tuple[str, int], ...] = ()
 
     def object_key(self, media_id: str) -> str:
         """The S3 key of one upload: ``media/<media_id>``."""
@@ -75,8 +78,17 @@ class BucketDef:
 
     def lifecycle_rules(self) -> list[dict[str, object]]:
         """The lifecycle rules as S3's ``PutBucketLifecycleConfiguration`` ``Rules`` (for moto
-        and the local stack; ``infra/media.py`` writes the same two with CDK)."""
+        and the local stack; ``infra/media.py`` writes the same ones with CDK)."""
         key, value = self.pending_tag
+        expiring: list[dict[str, object]] = [
+            {
+                "ID": f"expire-{prefix.strip('/')}",
+                "Status": "Enabled",
+                "Filter": {"Prefix": prefix},
+                "Expiration": {"Days": days},
+            }
+            for prefix, days in self.expiring_prefixes
+        ]
         return [
             {
                 "ID": "expire-pending-uploads",
@@ -86,6 +98,7 @@ class BucketDef:
                 },
                 "Expiration": {"Days": self.pending_expiration_days},
             },
+            *expiring,
             {
                 "ID": "abort-incomplete-multipart-uploads",
                 "Status": "Enabled",
@@ -109,16 +122,22 @@ class BucketDef:
         ]
 
 
+#: Where a committed import's file waits for the importer in the media bucket
+#: (``imports/<owner>/<import_id>``; decision "Bulk import").
+IMPORT_PREFIX = "imports/"
+#: The IAM resource suffix of every import file.
+IMPORT_OBJECTS_PATTERN = f"{IMPORT_PREFIX}*"
+#: Days after which the media bucket's lifecycle rule deletes an import file (the committed
+#: file and an uploaded one never imported): longer than the import DLQ's 14-day retention, so
+#: a dead-lettered chunk's report still finds its file (``logic/import_runs.fail_import``); an
+#: import runs in minutes. The account erasure deletes an owner's import files at once.
+IMPORT_FILE_EXPIRATION_DAYS = 15
+
 #: The private bucket of uploaded images and videos (``MEDIA_BUCKET_NAME``).
 MEDIA_BUCKET = BucketDef(
     logical_id="MediaBucket",
     settings_name="MEDIA_BUCKET_NAME",
     object_prefix="media/",
     pending_tag=("state", "pending"),
+    expiring_prefixes=((IMPORT_PREFIX, IMPORT_FILE_EXPIRATION_DAYS),),
 )
-
-#: Where a committed import's file waits for the importer in the media bucket
-#: (``imports/<owner>/<import_id>``; decision "Bulk import").
-IMPORT_PREFIX = "imports/"
-#: The IAM resource suffix of every import file.
-IMPORT_OBJECTS_PATTERN = f"{IMPORT_PREFIX}*"

@@ -46,8 +46,10 @@ from scheduled_posts.data.calendar_feeds import CALENDAR_FEED_SK, calendar_feed_
 from scheduled_posts.data.channels import channel_from_item
 from scheduled_posts.data.event_feed import feed_pk
 from scheduled_posts.data.feed_sequence import FeedSequence
+from scheduled_posts.data.imports import import_object_key
 from scheduled_posts.data.notification_endpoints import endpoint_from_item
 from scheduled_posts.data.post_reads import attempt_from_item
+from scheduled_posts.lifecycle.import_events import IMPORT_SK_PREFIX
 from scheduled_posts.models.account_media import ExportMedia
 from scheduled_posts.models.notifications import NotificationEndpoint
 from scheduled_posts.models.post import Attempt, Channel, Post
@@ -277,30 +279,33 @@ class AccountStore:
         self._table(0).delete_item(Key={"pk": pk, "sk": keys.SERIES_SK})
 
     def delete_media_objects(self, owner: str) -> int:
-        """Delete the object of every media item of ``owner`` (``media/<media_id>``; a
-        missing one is no error, S3 ``DeleteObjects``), before the items themselves go with
+        """Delete the object of every media item of ``owner`` (``media/<media_id>``) and the
+        file of every import of ``owner`` (``imports/<owner>/<import_id>``; a missing one is no
+        error, S3 ``DeleteObjects``), before the items themselves go with
         :meth:`delete_owner_items`; how many keys were sent. Raises ``RuntimeError`` naming
-        the keys S3 could not delete (the erasure stays ``pending`` and a repeat resumes)."""
-        ids = [
-            str(item["sk"])[len(MEDIA_SK_PREFIX) :]
-            for item in self.owner_items(owner)
-            if str(item["sk"]).startswith(MEDIA_SK_PREFIX)
-        ]
-        if not ids or self._bucket is None:
+        the keys S3 could not delete (the erasure stays ``pending`` and a repeat resumes).
+        An import file sent through ``POST /v1/imports/uploads`` but never imported is not
+        named by any item: the bucket's lifecycle rule expires it
+        (``buckets.IMPORT_FILE_EXPIRATION_DAYS``)."""
+        object_keys: list[str] = []
+        for item in self.owner_items(owner):
+            sk = str(item["sk"])
+            if sk.startswith(MEDIA_SK_PREFIX):
+                object_keys.append(MEDIA_BUCKET.object_key(sk[len(MEDIA_SK_PREFIX) :]))
+            elif sk.startswith(IMPORT_SK_PREFIX) and "#" not in sk[len(IMPORT_SK_PREFIX) :]:
+                object_keys.append(import_object_key(owner, sk[len(IMPORT_SK_PREFIX) :]))
+        if not object_keys or self._bucket is None:
             return 0
-        for start in range(0, len(ids), DELETE_OBJECTS_BATCH):
-            chunk = ids[start : start + DELETE_OBJECTS_BATCH]
+        for start in range(0, len(object_keys), DELETE_OBJECTS_BATCH):
+            chunk = object_keys[start : start + DELETE_OBJECTS_BATCH]
             answer = self._s3_client().delete_objects(
                 Bucket=self._bucket,
-                Delete={
-                    "Objects": [{"Key": MEDIA_BUCKET.object_key(i)} for i in chunk],
-                    "Quiet": True,
-                },
+                Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True},
             )
             if answer.get("Errors"):
                 failed = [e.get("Key") for e in answer["Errors"]]
-                raise RuntimeError(f"S3 did not delete the media objects {failed}")
-        return len(ids)
+                raise RuntimeError(f"S3 did not delete the objects {failed}")
+        return len(object_keys)
 
     def _s3_client(self) -> Any:
         if self._s3 is None:
