@@ -98,14 +98,13 @@ from tests.support.verify_world import VERIFY_SETTINGS, WorldVerifier
 from tests.support.workflow_world import WorldWorkflow
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
-#: World parts named in ``FAULT_WORLD_EXTRAS`` (a comma list; default both, an empty value
-#: turns them off to bisect a failure): ``threads`` (threads, first comments, variants and link
-#: cards, ``tests/support/thread_world.py``) and ``workflow`` (the posting queue and a crashed
-#: import, ``tests/support/workflow_world.py``). On by default since the CI seeds pass with both
-#: (105, 108 and 109 broke on their first whole run; fixed since: docs/reliability.md).
-EXTRAS = frozenset(
-    filter(None, os.environ.get("FAULT_WORLD_EXTRAS", "threads,workflow").split(","))
-)
+#: World parts still being made sound, off unless named in ``FAULT_WORLD_EXTRAS`` (a comma
+#: list): ``threads`` (threads, first comments, variants and link cards,
+#: ``tests/support/thread_world.py``) and ``workflow`` (the posting queue and a crashed import,
+#: ``tests/support/workflow_world.py``). The CI seeds pass with both (2026-12-04), but
+#: ``make faults N=2000`` with both failed 5 of its 40 seeds (docs/reliability.md), so neither
+#: is in the CI worlds nor ``make faults`` until those pass.
+EXTRAS = frozenset(filter(None, os.environ.get("FAULT_WORLD_EXTRAS", "").split(",")))
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
 WORLD_SETTINGS: dict[str, Any] = {
     "RETRY_BASE_SECONDS": 2.0,
