@@ -272,11 +272,7 @@ def _found(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> lis
 
 def _made(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> dict[int, str]:
     """``{line: schedule_id}`` of the rows whose post an earlier try made (found by the row's
-    derived id, one read each)."""
-    made: dict[int, str] = {}
-    for row in rows:
-        schedule_id = row_schedule_id(chunk.owner, chunk.key, row.line)
-        post = deps.posts.get(schedule_id)
-        if post is not None and post.owner == chunk.owner:
-            made[row.line] = schedule_id
-    return made
+    derived id; one ``BatchGetItem`` per 100 rows)."""
+    ids = {row.line: row_schedule_id(chunk.owner, chunk.key, row.line) for row in rows}
+    owners = deps.posts.owners_of(list(ids.values()))
+    return {line: sid for line, sid in ids.items() if owners.get(sid) == chunk.owner}
