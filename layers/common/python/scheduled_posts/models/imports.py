@@ -43,8 +43,8 @@ class ImportOut(BaseModel):
     rows_total: int = Field(ge=0)
     rows_done: int = Field(ge=0)
     rows_failed: int = Field(ge=0)
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime = Field(json_schema_extra={"format": "date-time"})
+    updated_at: datetime = Field(json_schema_extra={"format": "date-time"})
     error: str | None = None
     results: list[ImportRowOut] = Field(default_factory=list)
 
