@@ -19,7 +19,7 @@ from local.emulation.resources import ensure_media_bucket
 from scheduled_posts.api_app import get_dependencies
 from scheduled_posts.data.imports import S3ImportFiles, import_object_key
 from scheduled_posts.logic import imports as import_logic
-from tests.support.api import ApiClient
+from tests.support.api import ApiClient, install_api
 from tests.support.clock import SimClock
 from tests.support.fixtures import AwsResources
 
@@ -146,6 +146,7 @@ def test_post_import_commit_runs_through_the_queue_and_a_retry_creates_nothing(
     _feed(aws, records)
     done = alice.get(f"/v1/imports/{import_id}").json
     assert (done["status"], done["rows_done"], done["rows_failed"]) == ("completed", 200, 0)
+    assert done["created_at"].endswith("Z") and len(done["created_at"]) == 24  # milliseconds
     assert len({r["schedule_id"] for r in done["results"]}) == 200
 
     again = alice.post("/v1/imports", body, headers={"Idempotency-Key": "march"})
@@ -274,3 +275,27 @@ def test_post_import_key_reused_with_another_file_is_422_naming_the_key_and_chan
     assert (done["status"], done["rows_done"]) == ("completed", 3)
     same = alice.post("/v1/imports", {"content": _csv(3)}, headers={"Idempotency-Key": "april"})
     assert (same.status, same.json["import_id"]) == (202, first.json["import_id"])
+
+
+def test_post_import_past_the_pending_limit_is_reported_by_the_dry_run_and_refused(
+    aws: AwsResources, bucket: str, clock: SimClock
+) -> None:
+    # Given room for 3 more scheduled posts (a limit of 5, 2 scheduled)
+    install_api(aws.settings.model_copy(update={"MAX_PENDING_POSTS": 5}), clock)
+    alice = ApiClient("alice")
+    channel = alice.create_channel("blog")
+    for at in ("2026-12-02T09:00:00Z", "2026-12-02T10:00:00Z"):
+        assert alice.schedule(at, [channel], "before").get("schedule_id")
+
+    # When a 4-row file is checked, then committed
+    dry = alice.post("/v1/imports", {"content": _csv(4), "dry_run": True})
+    commit = alice.post("/v1/imports", {"content": _csv(4)})
+
+    # Then the dry run names the row past the room, and the commit is refused writing nothing
+    assert (dry.status, dry.json["valid"]) == (200, False), dry.json
+    [over] = dry.json["problems"]
+    assert over["line"] == 5 and over["problems"][0]["type"] == "limit_exceeded"
+    assert "MAX_PENDING_POSTS (5)" in over["problems"][0]["msg"]
+    assert commit.status == 422, commit.json
+    assert _receive(aws, aws.settings.IMPORT_QUEUE_URL) == []
+    assert alice.post("/v1/imports", {"content": _csv(3), "dry_run": True}).json["valid"]

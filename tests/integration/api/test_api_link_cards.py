@@ -39,6 +39,14 @@ def test_a_given_card_with_a_ready_thumb_is_stored_and_answered(
         "",
     )
     assert (answered["thumb"]["media_id"], answered["thumb"]["width"]) == (thumb, 3)
+    assert set(answered["thumb"]) == {
+        "media_id",
+        "content_type",
+        "size",
+        "sha256",
+        "width",
+        "height",
+    }  # the storage key is the service's own (docs/api.md)
     path = f"/v1/scheduled-posts/{created.json['schedule_id']}"
     assert alice.get(path).json["link_card"] == answered
 

@@ -65,6 +65,17 @@ def test_five_queued_posts_fill_the_next_five_slots_in_order(
     assert queue[0]["local_time"] == "2026-12-01T09:00:00+01:00"
 
 
+def test_the_queue_lists_only_slots_within_the_30_day_horizon(
+    alice: ApiClient, channel: str
+) -> None:
+    # START + 30 days is 2026-12-29 12:00Z: the Tuesday/Thursday slots up to then are 9; the
+    # 10th (Dec 31) cannot be taken yet, so it is not listed as free
+    queue = alice.get(f"/v1/channels/{channel}/queue?count=20").json["slots"]
+    assert [s["at"] for s in queue][-1] == "2026-12-29T08:00:00.000Z"
+    assert len(queue) == 9
+    assert [_queued(alice, [channel])["http"] for _ in range(10)] == [201] * 9 + [409]
+
+
 def test_cancelling_a_queued_post_frees_its_slot_for_the_next(
     alice: ApiClient, channel: str
 ) -> None:

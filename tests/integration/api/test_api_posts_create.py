@@ -181,7 +181,11 @@ def test_create_post_missing_channel_is_422(alice: ApiClient, channel: str) -> N
     )
     assert answer.status == 422
     assert answer.json["errors"] == [
-        {"loc": ["body", "channel_ids", 1], "msg": "no such channel", "type": "channel_not_found"}
+        {
+            "loc": ["body", "channel_ids", 1],
+            "msg": "no channel 'no-such-channel' of yours (by id; an import also by name)",
+            "type": "channel_not_found",
+        }
     ]
 
 

@@ -65,6 +65,43 @@ class PostReader:
         """The post (any owner), strongly consistent, or ``None``."""
         return read_post(self.posts_table, schedule_id)
 
+    def owners_of(self, schedule_ids: list[str]) -> dict[str, str]:
+        """``{schedule_id: owner}`` of the posts among ``schedule_ids`` that exist (strongly
+        consistent ``BatchGetItem``, at most 100 keys a request, the owner projected only).
+
+        Raises
+        ------
+        RuntimeError
+            DynamoDB left keys unprocessed after 10 requests (throttled): the caller's step is
+            retried rather than a post taken for missing.
+        """
+        found: dict[str, str] = {}
+        wanted = list(dict.fromkeys(schedule_ids))
+        for start in range(0, len(wanted), 100):
+            request: dict[str, Any] = {
+                self._posts_name: {
+                    "Keys": [
+                        {"pk": keys.post_pk(sid), "sk": keys.POST_SK}
+                        for sid in wanted[start : start + 100]
+                    ],
+                    "ConsistentRead": True,
+                    # the id and the owner live in the keys only (decision "A post item
+                    # stores its id and owner only in its keys")
+                    "ProjectionExpression": "pk, gsi1pk",
+                }
+            }
+            for _ in range(10):
+                answer = self._resource.batch_get_item(RequestItems=request)
+                for item in answer["Responses"].get(self._posts_name, []):
+                    sid = keys.schedule_id_from_post_pk(str(item["pk"]))
+                    found[sid] = keys.owner_from_posts_gsi_pk(str(item["gsi1pk"]))
+                request = answer.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+            if request:
+                raise RuntimeError("DynamoDB left post keys unprocessed after 10 requests")
+        return found
+
     def query_owner(
         self,
         owner: str,

@@ -133,11 +133,13 @@ def start_import(
     """
     rows = read_import(data, fmt)
     checked = check_rows(owner, rows, deps=deps)
+    key = key or file_key(data)
+    found = import_id(owner, key)
+    if store.get(owner, found) is None:  # a retry's own posts never count against it
+        _over_limit(owner, checked, deps)
     if dry_run or any(row.problems for row in checked):
         return Started(checked=checked)
     digest = file_key(data).removeprefix("sha256:")
-    key = key or file_key(data)
-    found = import_id(owner, key)
     if not store.put_new(
         owner, found, fmt=fmt, rows=len(rows), file_sha256=digest, now=deps.clock.now()
     ):
@@ -151,6 +153,27 @@ def start_import(
     count = -(-len(rows) // CHUNK_ROWS)
     chunks = tuple(ImportChunk(owner, found, key, fmt, n) for n in range(count))
     return Started(checked=checked, import_id=found, chunks=chunks)
+
+
+def _over_limit(owner: str, checked: list[RowResult], deps: PostDeps) -> None:
+    """Mark the good rows past the owner's room under ``MAX_PENDING_POSTS`` (in line order)
+    with the problem ``limit_exceeded``, so a dry run says so and a commit is refused whole,
+    rather than accepted with every such row failing in the background. One read (the
+    pending counter); the importer's creates still enforce the limit (a create racing the
+    import may take the room meanwhile)."""
+    limit = deps.settings.MAX_PENDING_POSTS
+    room = limit - deps.posts.pending_count(owner)
+    good = [row for row in checked if not row.problems]
+    for row in good[max(room, 0) :]:
+        row.problems = [
+            {
+                "loc": [],
+                "msg": f"over MAX_PENDING_POSTS ({limit}): you have room for {max(room, 0)} "
+                f"more scheduled posts and the file has {len(good)}",
+                "type": "limit_exceeded",
+            }
+        ]
+        row.request = None
 
 
 def submit_import(
@@ -272,11 +295,7 @@ def _found(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> lis
 
 def _made(chunk: ImportChunk, rows: Sequence[ImportRow], deps: PostDeps) -> dict[int, str]:
     """``{line: schedule_id}`` of the rows whose post an earlier try made (found by the row's
-    derived id, one read each)."""
-    made: dict[int, str] = {}
-    for row in rows:
-        schedule_id = row_schedule_id(chunk.owner, chunk.key, row.line)
-        post = deps.posts.get(schedule_id)
-        if post is not None and post.owner == chunk.owner:
-            made[row.line] = schedule_id
-    return made
+    derived id; one ``BatchGetItem`` per 100 rows)."""
+    ids = {row.line: row_schedule_id(chunk.owner, chunk.key, row.line) for row in rows}
+    owners = deps.posts.owners_of(list(ids.values()))
+    return {line: sid for line, sid in ids.items() if owners.get(sid) == chunk.owner}

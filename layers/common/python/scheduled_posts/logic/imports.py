@@ -146,7 +146,9 @@ def import_rows(
         except ValidationFailedError as exc:
             results.append(RowResult(line=row.line, problems=_relocated(exc.errors)))
         except (LimitExceededError, ServiceError) as exc:
-            kind = type(exc).__name__
+            # the problem's title as a word (``limit_exceeded``, ``queue_full``), as the API's
+            # problem types are (``problems.type_for``), never a Python class name
+            kind = "_".join(exc.title.lower().split())
             results.append(
                 RowResult(line=row.line, problems=[{"loc": [], "msg": str(exc), "type": kind}])
             )

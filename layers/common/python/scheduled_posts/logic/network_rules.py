@@ -102,6 +102,11 @@ def ready_media_errors(
     return _ready_media(owner, media_ids, media=media)[0]
 
 
+def _shown(value: str) -> str:
+    """``value`` as an error may quote it: itself when short and printable, else a stand-in."""
+    return value if len(value) <= 64 and value.isprintable() else "this id"
+
+
 def _ready_media(
     owner: str,
     media_ids: Sequence[str],
@@ -121,7 +126,7 @@ def _ready_media(
         if item is not None and item.status == MediaStatus.READY:
             continue
         state = "no ready upload of yours" if item is None else f"your upload is {item.status}"
-        shown = media_id if len(media_id) <= 64 and media_id.isprintable() else "this id"
+        shown = _shown(media_id)
         errors.append(
             {
                 "loc": [*loc, i],
@@ -185,7 +190,11 @@ def channel_errors(
     ``logic/thread_rules.py``; their media against ``part_media``, default ``media``)."""
     found = channels.get_many(owner, channel_ids)
     missing = [
-        {"loc": ["body", "channel_ids", i], "msg": "no such channel", "type": "channel_not_found"}
+        {
+            "loc": ["body", "channel_ids", i],
+            "msg": f"no channel {_shown(channel_id)!r} of yours (by id; an import also by name)",
+            "type": "channel_not_found",
+        }
         for i, channel_id in enumerate(channel_ids)
         if given and channel_id not in found
     ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from itertools import islice
+from itertools import islice, takewhile
 
 from scheduled_posts.clock import Clock, instant_from_storage
 from scheduled_posts.data.channels import ChannelRepository
@@ -159,7 +159,9 @@ def delete_schedule(owner: str, channel_id: str, *, deps: QueueDeps) -> None:
 
 def queue(owner: str, channel_id: str, count: int, *, deps: QueueDeps) -> QueueOut:
     """The next ``count`` slots after now with the post holding each (``None``: free; a slot
-    whose post no longer uses it is shown free).
+    whose post no longer uses it is shown free), within ``MAX_SCHEDULE_AHEAD_DAYS`` only (a
+    later slot cannot be taken yet, so it is not shown free): fewer than ``count`` when the
+    horizon cuts the list.
 
     Raises
     ------
@@ -169,7 +171,11 @@ def queue(owner: str, channel_id: str, count: int, *, deps: QueueDeps) -> QueueO
     now = deps.clock.now()
     stored = _stored_schedule(owner, channel_id, deps)
     rule = rule_of(stored["timezone"], stored["slots"])
-    upcoming = list(islice(_slots_after(rule_occurrences(rule, now), now), count))
+    horizon = now + timedelta(days=deps.settings.MAX_SCHEDULE_AHEAD_DAYS)
+    bookable = takewhile(
+        lambda o: o.occurrence_at <= horizon, _slots_after(rule_occurrences(rule, now), now)
+    )
+    upcoming = list(islice(bookable, count))
     held = (
         deps.store.reserved(
             owner, channel_id, upcoming[0].occurrence_at, upcoming[-1].occurrence_at

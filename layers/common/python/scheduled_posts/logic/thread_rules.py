@@ -29,6 +29,12 @@ def _where(channel: Channel, index: int, total: int) -> str:
     return f"part {index + 2} of {total}, channel {channel.name} (channel_id {channel.channel_id})"
 
 
+def _part_rule(channel: Channel, index: int, total: int, message: str) -> str:
+    """A rule's ``message`` (which names the channel) for a part: the part, then the rule,
+    then the channel's id (the channel named once)."""
+    return f"part {index + 2} of {total}: {message} (channel_id {channel.channel_id})"
+
+
 def _threads(
     channels: Iterable[Channel], effective: Mapping[str, Effective]
 ) -> Iterator[tuple[Channel, Effective, list[Any], int]]:
@@ -55,7 +61,7 @@ def part_length_errors(
                 errors.append(
                     {
                         "loc": [*loc, i, "content"],
-                        "msg": f"{_where(channel, i, total)}: {violation.message(channel.name)}",
+                        "msg": _part_rule(channel, i, total, violation.message(channel.name)),
                         "type": "too_long",
                     }
                 )
@@ -148,7 +154,7 @@ def _one_part_media(
     return [
         {
             "loc": [*loc, "media_ids"],
-            "msg": f"{_where(channel, index, total)}: {violation.message(channel.name)}",
+            "msg": _part_rule(channel, index, total, violation.message(channel.name)),
             "type": f"media_{violation.rule}",
         }
         for violation in media_rule_errors(rules, [uploads[m] for m in media_ids])

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from scheduled_posts.clock import format_instant
-from scheduled_posts.models.link_card import LinkCard, LinkCardIn
+from scheduled_posts.models.link_card import LinkCardIn, LinkCardOut
 from scheduled_posts.models.post import Attempt, Delivery, Post, PostStatus
 from scheduled_posts.models.post_fields import (  # noqa: F401  (re-exported: their first home)
     ID_PATTERN,
@@ -228,7 +228,7 @@ class PostOut(BaseModel):
     )
     language: str | None = None
     variants: dict[str, Variant] = Field(default_factory=dict)
-    link_card: LinkCard | None = Field(
+    link_card: LinkCardOut | None = Field(
         default=None, description="The Bluesky link card, frozen (app.bsky.embed.external)"
     )
     parts: list[Part] = Field(default_factory=list, description="A thread's replies")
@@ -272,7 +272,7 @@ class PostOut(BaseModel):
             deliveries=deliveries,
             language=post.language,
             variants=dict(post.variants),
-            link_card=post.link_card,
+            link_card=LinkCardOut.of(post.link_card),
             parts=list(post.parts),
             first_comment=post.first_comment,
             warnings=list(post.warnings),

@@ -6,8 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, model_validator
 
+from scheduled_posts.clock import format_instant
 from scheduled_posts.models.api import ID_PATTERN
 from scheduled_posts.models.media import UploadForm
 
@@ -42,10 +43,15 @@ class ImportOut(BaseModel):
     rows_total: int = Field(ge=0)
     rows_done: int = Field(ge=0)
     rows_failed: int = Field(ge=0)
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime = Field(json_schema_extra={"format": "date-time"})
+    updated_at: datetime = Field(json_schema_extra={"format": "date-time"})
     error: str | None = None
     results: list[ImportRowOut] = Field(default_factory=list)
+
+    @field_serializer("created_at", "updated_at")
+    def _instant(self, value: datetime) -> str:
+        """UTC with milliseconds, as every instant the API answers (``clock.format_instant``)."""
+        return format_instant(value)
 
 
 class ImportCreate(BaseModel):

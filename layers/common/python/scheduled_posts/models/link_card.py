@@ -98,6 +98,35 @@ class LinkCard(BaseModel):
         )
 
 
+class CardThumbOut(BaseModel):
+    """The thumb as the API answers it: :class:`CardThumb` without its ``object_key`` (where the
+    bytes are stored is the service's business; ``GET /v1/media/{media_id}`` reads the upload)."""
+
+    media_id: str
+    content_type: str
+    size: int = Field(description="Bytes")
+    sha256: str
+    width: int | None = Field(default=None, description="Pixels")
+    height: int | None = Field(default=None, description="Pixels")
+
+
+class LinkCardOut(BaseModel):
+    """The frozen card as the API answers it (``docs/api.md``, "Bluesky link cards")."""
+
+    uri: str
+    title: str = ""
+    description: str = ""
+    thumb: CardThumbOut | None = None
+
+    @classmethod
+    def of(cls, card: LinkCard | None) -> LinkCardOut | None:
+        """The answer of the stored ``card`` (None for none)."""
+        if card is None:
+            return None
+        thumb = card.thumb.model_dump(exclude={"object_key"}) if card.thumb else None
+        return cls(uri=card.uri, title=card.title, description=card.description, thumb=thumb)
+
+
 _INTS = frozenset({"size", "width", "height"})
 
 

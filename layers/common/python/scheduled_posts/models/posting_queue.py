@@ -77,7 +77,8 @@ class QueueSlotOut(BaseModel):
 
 
 class QueueOut(BaseModel):
-    """``GET /v1/channels/{channel_id}/queue``: the next ``count`` slots after now, in order."""
+    """``GET /v1/channels/{channel_id}/queue``: the next ``count`` slots after now, in order,
+    within ``MAX_SCHEDULE_AHEAD_DAYS`` (fewer when that horizon comes first)."""
 
     channel_id: str
     timezone: str

@@ -301,7 +301,7 @@ def _refuse_non_global(host: str, addresses: tuple[str, ...], *, literal: bool) 
                 f"url address {host} is" if literal else f"url host {host} resolves to {address},"
             )
             raise UnsafeDestinationError(
-                f"{where} {reason}; webhooks may only call public addresses"
+                f"{where} {reason}; the service calls public addresses only"
             )
 
 
