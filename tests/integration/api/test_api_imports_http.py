@@ -91,6 +91,22 @@ def _feed(aws: AwsResources, records: list[dict[str, Any]]) -> None:
         assert answer["batchItemFailures"] == []
 
 
+def _killed_after(aws: AwsResources, rows: int, records: list[dict[str, Any]]) -> list[Any]:
+    """Run the importer on ``records`` and kill it once ``rows`` rows' posts are written (a
+    Lambda killed mid-chunk: the batch fails); returns the posts it wrote."""
+    create, made = import_logic.create_post, []
+
+    def dying(*args: Any, **kwargs: Any) -> Any:
+        if len(made) == rows:
+            raise RuntimeError("importer killed")
+        made.append(create(*args, **kwargs))
+        return made[-1]
+
+    with mock.patch.object(import_logic, "create_post", dying), pytest.raises(Exception):
+        _importer(aws)({"Records": records}, LambdaContext("importer", 120))
+    return made
+
+
 def test_post_import_dry_run_reports_bad_rows_by_line_and_writes_nothing(
     alice: ApiClient, aws: AwsResources, bucket: str
 ) -> None:
@@ -167,16 +183,7 @@ def test_post_import_chunk_in_the_dlq_marks_the_import_failed_listing_its_rows(
     records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
     _feed(aws, records[:1])
     # Chunk 1's run dies after 3 of its 50 rows' posts are written (a Lambda killed mid-chunk).
-    create, made = import_logic.create_post, []
-
-    def dying(*args: Any, **kwargs: Any) -> Any:
-        if len(made) == 3:
-            raise RuntimeError("importer killed")
-        made.append(create(*args, **kwargs))
-        return made[-1]
-
-    with mock.patch.object(import_logic, "create_post", dying), pytest.raises(Exception):
-        _importer(aws)({"Records": records[1:]}, LambdaContext("importer", 120))
+    made = _killed_after(aws, 3, records[1:])
     for record in records[1:]:  # as SQS does after IMPORT_MAX_RECEIVES failed receives
         aws.sqs.send_message(QueueUrl=aws.settings.IMPORT_DLQ_URL, MessageBody=record["body"])
     _feed(aws, _receive(aws, aws.settings.IMPORT_DLQ_URL))
@@ -199,6 +206,24 @@ def test_post_import_chunk_in_the_dlq_marks_the_import_failed_listing_its_rows(
         assert alice.get(f"/v1/scheduled-posts/{sid}").status == 404, row
 
 
+def test_post_import_second_dead_chunk_is_listed_and_never_reopens_the_failed_import(
+    alice: ApiClient, aws: AwsResources, bucket: str
+) -> None:
+    alice.create_channel("blog")
+    first = alice.post("/v1/imports", {"content": _csv(250)})  # 3 chunks
+    assert first.status == 202, first.json
+    records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
+    _feed(aws, records[:1])
+    for record in records[1:]:  # both later chunks dead-lettered, reported one after the other
+        aws.sqs.send_message(QueueUrl=aws.settings.IMPORT_DLQ_URL, MessageBody=record["body"])
+        _feed(aws, _receive(aws, aws.settings.IMPORT_DLQ_URL))
+
+    found = alice.get(f"/v1/imports/{first.json['import_id']}").json
+    assert found["status"] == "failed"
+    assert "rows 101-200" in found["error"]  # the first failure's report stands
+    assert (found["rows_done"], found["rows_failed"], len(found["results"])) == (100, 150, 250)
+
+
 def test_post_import_chunk_rerun_after_its_rows_fell_due_counts_the_rows_it_made(
     alice: ApiClient, aws: AwsResources, bucket: str, clock: SimClock
 ) -> None:
@@ -208,16 +233,7 @@ def test_post_import_chunk_rerun_after_its_rows_fell_due_counts_the_rows_it_made
     first = alice.post("/v1/imports", {"content": _csv(10)})  # rows at 09:00 ... 09:09
     assert first.status == 202, first.json
     records = _receive(aws, aws.settings.IMPORT_QUEUE_URL)
-    create, made = import_logic.create_post, []
-
-    def dying(*args: Any, **kwargs: Any) -> Any:
-        if len(made) == 3:
-            raise RuntimeError("importer killed")
-        made.append(create(*args, **kwargs))
-        return made[-1]
-
-    with mock.patch.object(import_logic, "create_post", dying), pytest.raises(Exception):
-        _importer(aws)({"Records": records}, LambdaContext("importer", 120))
+    made = _killed_after(aws, 3, records)
     clock.advance_to(datetime(2026, 12, 1, 9, 2, 30, tzinfo=UTC))  # rows 1-3 are past due
 
     _feed(aws, records)

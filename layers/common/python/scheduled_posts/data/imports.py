@@ -127,35 +127,45 @@ class ImportStore:
         return _out(record, results)
 
     def record_chunk(
-        self, owner: str, import_id: str, chunk: int, results: list[ImportRowOut], *, now: datetime
+        self,
+        owner: str,
+        import_id: str,
+        chunk: int,
+        results: list[ImportRowOut],
+        *,
+        now: datetime,
+        running: bool = True,
     ) -> bool:
-        """Store one chunk's results and add its counts (``running``); False when the chunk
-        was recorded already (a redelivery: nothing changes)."""
+        """Store one chunk's results and add its counts, marking the import ``running`` unless
+        ``running`` is False (a dead chunk's report: the import's status is the DLQ mapping's
+        ``finish`` to write, and a second dead chunk never reopens a failed import); False when
+        the chunk was recorded already (a redelivery: nothing changes)."""
         failed = sum(1 for r in results if r.problems)
         client = self._table.meta.client
         key = {"pk": keys.owner_pk(owner), "sk": import_sk(import_id)}
+        update: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": key,
+            "UpdateExpression": "ADD rows_done :d, rows_failed :f, chunks_done :c"
+            " SET updated_at = :now",
+            "ConditionExpression": "attribute_exists(pk) AND "
+            "(attribute_not_exists(chunks_done) OR NOT contains(chunks_done, :n))",
+            "ExpressionAttributeValues": {
+                ":d": len(results) - failed,
+                ":f": failed,
+                ":c": {chunk},
+                ":n": chunk,
+                ":now": format_instant(now),
+            },
+        }
+        if running:
+            update["UpdateExpression"] += ", #s = :running"
+            update["ExpressionAttributeNames"] = {"#s": "status"}
+            update["ExpressionAttributeValues"][":running"] = ImportStatus.RUNNING.value
         try:
             client.transact_write_items(
                 TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self.table_name,
-                            "Key": key,
-                            "UpdateExpression": "ADD rows_done :d, rows_failed :f, chunks_done :c"
-                            " SET #s = :running, updated_at = :now",
-                            "ConditionExpression": "attribute_exists(pk) AND "
-                            "(attribute_not_exists(chunks_done) OR NOT contains(chunks_done, :n))",
-                            "ExpressionAttributeNames": {"#s": "status"},
-                            "ExpressionAttributeValues": {
-                                ":d": len(results) - failed,
-                                ":f": failed,
-                                ":c": {chunk},
-                                ":n": chunk,
-                                ":running": ImportStatus.RUNNING.value,
-                                ":now": format_instant(now),
-                            },
-                        }
-                    },
+                    {"Update": update},
                     {
                         "Put": {
                             "TableName": self.table_name,

@@ -45,7 +45,14 @@ class ImportRepository(Protocol):
     def file_sha256(self, owner: str, import_id: str) -> str | None: ...
     def get(self, owner: str, import_id: str) -> ImportOut | None: ...
     def record_chunk(
-        self, owner: str, import_id: str, chunk: int, results: list[ImportRowOut], *, now: datetime
+        self,
+        owner: str,
+        import_id: str,
+        chunk: int,
+        results: list[ImportRowOut],
+        *,
+        now: datetime,
+        running: bool = True,
     ) -> bool: ...
     def finish(
         self,
@@ -267,9 +274,8 @@ def fail_import(
     if data is not None:
         rows = read_import(data, chunk.format)[first - 1 : last]
         last = first + len(rows) - 1
-        store.record_chunk(
-            chunk.owner, chunk.import_id, chunk.chunk, _found(chunk, rows, deps), now=now
-        )
+        found = _found(chunk, rows, deps)
+        store.record_chunk(chunk.owner, chunk.import_id, chunk.chunk, found, now=now, running=False)
     error = (
         f"chunk {chunk.chunk} (rows {first}-{last} of the file) could not be run; its rows"
         " marked not_imported have no post: import them again"
