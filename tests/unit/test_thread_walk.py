@@ -17,7 +17,7 @@ from scheduled_posts.models.post import Attempt, Delivery, Post
 from scheduled_posts.models.receipt import Receipt
 from scheduled_posts.models.thread import COMMENT_INDEX, FirstComment
 from scheduled_posts.platforms.base import DeliveryRequest, DeliveryResult, PartRef, ThreadPart
-from scheduled_posts.platforms.thread import CommentRetry, deliver_thread
+from scheduled_posts.platforms.thread import CommentRetry, deliver_refused, deliver_thread
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -225,3 +225,40 @@ def test_a_thread_finished_in_a_later_round_reports_part_1s_whole_receipt(receip
 
     assert result.outcome == "published" and result.remote_id == "id0"
     assert result.receipt == receipt
+
+
+REAUTH = DeliveryResult(
+    outcome="failed", reason="reauthorization_required", error="channel sky needs new credentials"
+)
+
+
+def test_a_channel_refused_after_part_1_went_out_lists_part_1_and_sends_nothing() -> None:
+    """Round 1 published part 1, then the channel's credentials were refused (another post
+    marked it): the refused round lists part 1, never "nothing on the network" (fault seed 27
+    with the thread worlds)."""
+    progress = _Progress()
+    progress.refs[0] = PartRef(remote_id="id0")
+
+    result = deliver_refused(_request(), REAUTH, progress=progress, now=NOW)
+
+    assert (result.outcome, result.reason) == ("failed", "reauthorization_required")
+    assert result.error == "part 2 of 3: channel sky needs new credentials"
+    assert [p.remote_id for p in result.parts] == ["id0"]
+    assert (result.parts_total, result.remote_id) == (3, None)
+    assert progress.refs.keys() == {0}  # nothing more stored
+
+
+def test_a_channel_refused_before_anything_went_out_is_the_refusal_as_it_is() -> None:
+    assert deliver_refused(_request(), REAUTH, progress=_Progress(), now=NOW) == REAUTH
+
+
+def test_a_channel_refused_with_only_the_comment_left_keeps_the_post_published() -> None:
+    request = _request().model_copy(update={"first_comment": FirstComment(content="link")})
+    progress = _Progress()
+    progress.refs.update({i: PartRef(remote_id=f"id{i}") for i in range(3)})
+
+    result = deliver_refused(request, REAUTH, progress=progress, now=NOW)
+
+    assert (result.outcome, result.remote_id) == ("published", "id0")
+    assert result.comment is not None and result.comment.status == "failed"
+    assert result.comment.error == "channel sky needs new credentials"

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import boto3
 import pytest
 
+from scheduled_posts import keys
 from scheduled_posts.data.posts import PostRepository
 from scheduled_posts.errors import StateConflictError
 from scheduled_posts.models.post import DeliveryStatus, Post, PostStatus
@@ -46,6 +48,41 @@ def test_cancel_of_a_post_waiting_on_retry_after_cancels_it_and_nothing_is_sent(
     got = fire.read(post)
     assert got.status == PostStatus.CANCELLED and got.lease_expires_at is None
     assert fire.driver.dlq_bodies() == []
+
+
+def test_cancel_after_one_channel_published_keeps_it_and_the_due_entry_the_verifier_reads(
+    api_fire,  # type: ignore[no-untyped-def]
+) -> None:
+    fire: FirePath = api_fire()
+    fire.channel("c1")
+    fire.channel("c2")
+    fire.receiver.script(Answer.error(503, retry_after="600"), url="https://hooks.example.com/c2")
+    post = fire.post(fire.clock.now() + timedelta(seconds=5), ["c1", "c2"])
+    fire.driver.run_for(10)
+    answer = ApiClient("alice").delete(f"/v1/scheduled-posts/{post.schedule_id}")
+    assert answer.status == 200, answer.json
+    statuses = {d["channel_id"]: d["status"] for d in answer.json["deliveries"]}
+    assert (answer.json["status"], statuses) == ("cancelled", {"c1": "published", "c2": "skipped"})
+    # the published delivery stays in the window the reconciler and the verifier read (fault
+    # seed 7: a Bluesky delivery of such a post was never read back)
+    entry = (
+        boto3.resource("dynamodb", region_name="us-east-1")
+        .Table(fire.settings.DUE_INDEX_TABLE_NAME)
+        .get_item(
+            Key={
+                "bucket": keys.due_bucket(post.publish_at, post.shard),
+                "due": keys.order_key(post.publish_at, post.schedule_id),
+            }
+        )
+    )
+    item = entry.get("Item", {})
+    assert (item.get("schedule_id"), item.get("version")) == (
+        post.schedule_id,
+        fire.read(post).version,
+    )
+    fire.driver.run_for(900)
+    assert len(fire.receiver.requests_for(f"{post.schedule_id}:c1")) == 1
+    assert len(fire.receiver.requests_for(f"{post.schedule_id}:c2")) == 1  # the 503 only
 
 
 def test_cancel_when_the_next_attempt_is_due_is_409(api_fire) -> None:  # type: ignore[no-untyped-def]

@@ -161,7 +161,9 @@ class PostRepository(PostReader):
         (a ``publishing`` post waiting for its next attempt at ``now``: ``waiting.
         cancel_waiting``, or ``edit_waiting`` given its ``attempts``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
-        is still ``scheduled``, its entry (and marker, when ``new_late``) is put.
+        is still ``scheduled``, its entry (and marker, when ``new_late``) is put. A
+        ``publishing`` post's entry stays, at the new version, as a published post's does (the
+        reconciler and the verifier read that window).
 
         Raises
         ------
@@ -336,7 +338,12 @@ class PostRepository(PostReader):
             *change.extra_items,
         ]
         old_where = due_keys(old, late=old_late)
-        new_where = due_keys(new, late=new_late) if new.status == PostStatus.SCHEDULED else None
+        # A post that began publishing keeps its due entry (at the new version), as a published
+        # one does: the reconciler's and the verifier's windows read it, so a waiting post
+        # edited, or cancelled after one channel published, is still rescued and read back.
+        keeps_entry = new.status == PostStatus.SCHEDULED or old.status == PostStatus.PUBLISHING
+        new_late = new_late and new.status == PostStatus.SCHEDULED
+        new_where = due_keys(new, late=new_late) if keeps_entry else None
         new_keys: set[tuple[str, str]] = set()
         if new_where is not None:
             puts = self._put_entry_items(new, late=new_late)

@@ -104,7 +104,7 @@ from scheduled_posts.platforms.network_adapter import (
     retryable,
 )
 from scheduled_posts.platforms.text_length import bluesky_limits
-from scheduled_posts.platforms.thread import deliver_thread, refused_part
+from scheduled_posts.platforms.thread import deliver_refused, deliver_thread, refused_part
 from scheduled_posts.settings import Settings
 
 __all__ = [
@@ -180,9 +180,10 @@ class BlueskyAdapter(NetworkAdapter):
             On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts (the attempt's
             deadline included), connection errors.
         """
-        stop = self.gate(channel, now=now) or refused_part(
-            request, lambda part: self._refused(channel, part)
-        )
+        refused = self.gate(channel, now=now)
+        if refused is not None:  # parts an earlier round published are still listed
+            return deliver_refused(request, refused, progress=self.thread_parts, now=now)
+        stop = refused_part(request, lambda part: self._refused(channel, part))
         if stop is not None:
             return stop
         access = self.access(channel)

@@ -45,7 +45,7 @@ from scheduled_posts.platforms.network_adapter import (
     retryable,
 )
 from scheduled_posts.platforms.registry import check_length
-from scheduled_posts.platforms.thread import deliver_thread, refused_part
+from scheduled_posts.platforms.thread import deliver_refused, deliver_thread, refused_part
 from scheduled_posts.settings import Settings
 
 AccessLoader = Callable[[Channel], MastodonAccess]
@@ -110,9 +110,9 @@ class MastodonAdapter(NetworkAdapter):
         RetryableDeliveryError
             On 429 or a spent budget (``rate_limited=True``), 5xx, timeouts, connection errors.
         """
-        stop = self.gate(channel, now=now)
-        if stop is not None:
-            return stop
+        refused = self.gate(channel, now=now)
+        if refused is not None:  # parts an earlier round published are still listed
+            return deliver_refused(request, refused, progress=self.thread_parts, now=now)
         access = self.access(channel)
         stop = refused_part(request, lambda part: _too_long(channel, part, access))
         if stop is not None:

@@ -12,7 +12,8 @@ parent) in the thread of part 1 (its root).
   part (after part 1, its error word is ``thread_partial``: something was published).
 - A part refused for good ends the delivery ``failed``, its error naming the part, with the
   parts published before it listed (``DeliveryResult.parts``): the thread is never silently
-  half-posted.
+  half-posted. A channel refused before any request (it needs new credentials:
+  :func:`deliver_refused`) lists the parts an earlier round published in the same way.
 - All parts written: ``published`` with part 1's id and page as the delivery's, and every
   part's in ``parts``.
 - A first comment not due yet, or a retryable error of the comment, raises
@@ -126,6 +127,37 @@ def deliver_thread(
         return done
     comment = _comment(request, write, done, refs[0], known=known, progress=progress, now=now)
     return done.model_copy(update={"comment": comment})
+
+
+def deliver_refused(
+    request: DeliveryRequest,
+    refused: DeliveryResult,
+    *,
+    progress: ThreadProgress | None,
+    now: datetime,
+) -> DeliveryResult:
+    """``refused`` (the final result of a channel refused before any request: one that needs
+    new credentials) as the delivery's, nothing sent. When an earlier round published parts of
+    the thread they are still listed (``parts``), and a published post's pending first comment
+    ends ``failed`` with that error while the post stays ``published`` (fault seed 27: a thread
+    refused at part 2 by a revoked channel listed no part while part 1 was on Bluesky).
+
+    Raises
+    ------
+    RetryableDeliveryError
+        From the progress store.
+    """
+    if progress is None or (not request.parts and request.first_comment is None):
+        return refused
+    if not progress.known(request.idempotency_key):
+        return refused  # nothing is out: the refusal as it is
+
+    def write(
+        index: int, part: DeliveryRequest, root: PartRef | None, parent: PartRef | None
+    ) -> tuple[DeliveryResult, PartRef | None]:
+        return refused, None
+
+    return deliver_thread(request, write, progress=progress, now=now)
 
 
 def _walk(
