@@ -161,6 +161,31 @@ def test_create_post_in_the_past_is_422(alice: ApiClient, channel: str, tables) 
     assert tables.due_items() == []
 
 
+@pytest.mark.parametrize("replies", [24, 25])
+def test_create_thread_of_25_parts_is_accepted_26_is_422_counting_parts(
+    alice: ApiClient, channel: str, tables, replies: int
+) -> None:
+    body = {
+        "content": "part 1",
+        "parts": [{"content": f"part {i + 2}"} for i in range(replies)],
+        "publish_at": "2026-11-29T13:00:00Z",
+        "channel_ids": [channel],
+    }
+    answer = alice.post("/v1/scheduled-posts", body)
+    if replies == 24:
+        assert answer.status == 201, answer.json
+        assert len(answer.json["parts"]) == 24
+        return
+    assert answer.status == 422
+    error = answer.json["errors"][0]
+    assert (error["loc"], error["type"]) == (["body", "parts"], "too_long")
+    assert (
+        error["msg"]
+        == "a thread has at most 25 parts in all (content and up to 24 in parts), not 26"
+    )
+    assert tables.due_items() == []
+
+
 def test_create_post_exactly_30_days_ahead_is_accepted(alice: ApiClient, channel: str) -> None:
     alice.schedule("2026-12-29T12:00:00Z", [channel])
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt
+from pydantic_core import PydanticCustomError
 
 from scheduled_posts.models.post_fields import Content, MediaIds
 
@@ -48,21 +49,49 @@ class Part(BaseModel):
         return cls(content=str(item["content"]), media_ids=list(item.get("media_ids") or []))
 
 
+def _within_thread_cap(parts: list[Part]) -> list[Part]:
+    """``parts`` when the thread (``content`` and ``parts``) has at most
+    :data:`MAX_THREAD_PARTS` parts; the error counts the thread's parts, not the replies.
+
+    Raises
+    ------
+    pydantic_core.PydanticCustomError
+        ``too_long`` (a 422 naming ``parts``).
+    """
+    if len(parts) > MAX_THREAD_PARTS - 1:
+        raise PydanticCustomError(
+            "too_long",
+            "a thread has at most {max_parts} parts in all (content and up to {max_replies} "
+            "in parts), not {given}",
+            {
+                "max_parts": MAX_THREAD_PARTS,
+                "max_replies": MAX_THREAD_PARTS - 1,
+                "given": len(parts) + 1,
+            },
+        )
+    return parts
+
+
+#: The replies' cap in the JSON schema (the check itself is :func:`_within_thread_cap`).
+_MAX_REPLIES_SCHEMA = {"maxItems": MAX_THREAD_PARTS - 1}
+
 Parts = Annotated[
     list[Part],
     Field(
         min_length=1,
-        max_length=MAX_THREAD_PARTS - 1,
+        json_schema_extra=_MAX_REPLIES_SCHEMA,
         description=f"A thread: the replies after content (part 1), in order; 2 to "
         f"{MAX_THREAD_PARTS} parts in all. Each part is checked against every channel's length "
         "and media rules",
     ),
+    AfterValidator(_within_thread_cap),
 ]
 
 #: A ``PATCH``'s ``parts``: ``[]`` makes the thread a single post again.
 PatchParts = Annotated[
     list[Part],
-    Field(max_length=MAX_THREAD_PARTS - 1, description="A thread's replies after content"),
+    Field(json_schema_extra=_MAX_REPLIES_SCHEMA, description="A thread's replies after content"),
+    AfterValidator(_within_thread_cap),
 ]
 
 
