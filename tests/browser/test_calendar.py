@@ -528,7 +528,7 @@ def _spills(page: Any) -> list[str]:
 
 
 def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
-    stack: Stack, open_page: Callable[..., Any]
+    stack: Stack, open_page: Callable[..., Any], screenshot_dir: Path
 ) -> None:
     # Given a creator with a long-named channel and three posts on one day, on a 390 px phone
     user = _user()
@@ -553,6 +553,7 @@ def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
     # Then the week view fits
     expect(page.locator(".grid-week .post").first).to_be_visible()
     assert _spills(page) == []
+    page.screenshot(path=str(screenshot_dir / "mobile-week.png"))  # the README's picture
     # When they switch to the month view, Then each post stays inside its own day
     page.get_by_role("button", name="Month").click()
     local = first.astimezone(ZoneInfo(zone))

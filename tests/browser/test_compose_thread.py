@@ -2,12 +2,14 @@
 first comment to a Mastodon channel (the stand-in) composed with "Add to thread", reordered and
 trimmed by its buttons, counted per part, previewed, published now and shown part by part in the
 post's detail; an edited draft's parts and comment back in the dialog; an empty part's 422 at
-the part. Each test signs in as its own user."""
+the part; a reply's own image and alt text, previewed under it and published with it. Each
+test signs in as its own user."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from playwright.sync_api import expect
 from local.mastodon import Account, MastodonStandIn
 from tests.browser.conftest import Stack
 from tests.browser.test_calendar import _assert_accessible, _sign_in, _user
+from tests.browser.test_media_page import _png
 
 pytestmark = pytest.mark.browser
 
@@ -177,10 +180,65 @@ def test_compose_thread_an_empty_part_shows_the_apis_422_at_the_part(
     # When they schedule it, Then the API's refusal is shown at part 3, and nothing is stored
     page.get_by_role("button", name="Schedule").click()
     third = page.locator("#thread-parts li.thread-part").nth(1)
-    expect(third.locator(".error")).to_contain_text("Part 3: ")
-    expect(third.locator(".error")).to_contain_text("blank")
+    expect(third.locator(".error").first).to_contain_text("Part 3: ")
+    expect(third.locator(".error").first).to_contain_text("blank")
     expect(page.locator("#compose-error")).to_contain_text(
         "Please correct the fields marked below."
     )
     expect(page.locator("#compose")).to_be_visible()
     assert stack.client(user).request("GET", "/v1/scheduled-posts").body["items"] == []
+
+
+def test_compose_thread_a_reply_carries_its_own_image_and_alt_text_to_the_network(
+    stack: Stack,
+    open_page: Callable[..., Any],
+    standin: tuple[MastodonStandIn, str],
+    tmp_path: Path,
+    screenshot_dir: Path,
+) -> None:
+    # Given a creator composing a 2-part thread to a Mastodon channel
+    user = _user()
+    account = _toots(stack, user, *standin)
+    page = open_page("Europe/Lisbon")
+    _sign_in(page, user)
+    page.get_by_role("button", name="New post").click()
+    page.get_by_label("Content").fill("One: the chart follows")
+    page.get_by_role("checkbox", name="Toots").check()
+    page.get_by_role("button", name="Add to thread").click()
+    page.keyboard.type("Two: the chart")
+    # When they add an image to part 2 alone and describe it
+    path, _ = _png(tmp_path)
+    chart = path.with_name("chart.png")
+    path.rename(chart)
+    page.get_by_label("Add media to part 2").set_input_files(str(chart))
+    part = page.locator("#thread-parts li.thread-part").first
+    expect(part.locator(".media-list li")).to_contain_text("Ready: image/png", timeout=15_000)
+    alt = page.get_by_label("Part 2: Alt text for chart.png")
+    alt.fill("A bar chart of the week")
+    alt.press("Tab")
+    # Then the preview shows the image under part 2 with its alt text, not under part 1
+    preview = page.get_by_role("region", name="Preview on Toots")
+    reply = preview.locator(".preview-reply").first
+    expect(reply).to_contain_text("ALT: A bar chart of the week")
+    expect(preview.locator(".preview-reply img")).to_have_count(1)
+    page.locator("#compose").screenshot(path=str(screenshot_dir / "compose-thread-media.png"))
+    _assert_accessible(page, "compose with an image on a reply")
+    page.get_by_label("Now").check()
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.locator("#compose")).to_be_hidden()
+    # Then the API has the image on part 2 and none on part 1
+    api = stack.client(user)
+    post = api.request("GET", "/v1/scheduled-posts").body["items"][0]
+    [media] = api.request("GET", "/v1/media").body["items"]
+    assert (post["media_ids"], post["parts"]) == (
+        [],
+        [{"content": "Two: the chart", "media_ids": [media["media_id"]]}],
+    )
+    assert media["alt_text"] == "A bar chart of the week"
+    # And on the network, part 2's status (a reply to part 1) carries it with its description
+    page.locator(f'[data-schedule-id="{post["schedule_id"]}"]').click()
+    expect(page.locator("#detail")).to_contain_text("2/2 parts published", timeout=30_000)
+    one, two = standin[0].statuses_of(account)
+    assert (one.media_ids, two.in_reply_to_id) == ((), one.id)
+    [attachment] = [standin[0].media.items[i] for i in two.media_ids]
+    assert attachment.description == "A bar chart of the week"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -22,7 +23,7 @@ ZONE = "Europe/Paris"
 
 
 def test_create_preview_pause_resume_and_end_a_weekly_schedule(
-    stack: Stack, open_page: Callable[..., Any]
+    stack: Stack, open_page: Callable[..., Any], screenshot_dir: Path
 ) -> None:
     # Given a creator with a channel, on the Recurring view
     user = _user()
@@ -44,6 +45,7 @@ def test_create_preview_pause_resume_and_end_a_weekly_schedule(
     expect(items).to_have_count(5)
     texts = items.all_inner_texts()
     assert all(re.match(r"(Mon|Fri), .*, 10:30 \(UTC\+0[12]:00\)", x) for x in texts), texts
+    form.screenshot(path=str(screenshot_dir / "series-editor.png"))  # the README's picture
     # When a time is malformed, Then the service's words are shown and nothing is created
     form.get_by_label("Times").fill("25:00")
     form.get_by_role("button", name="Create schedule").click()

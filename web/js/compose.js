@@ -96,7 +96,7 @@ export function updateCounts() {
   const comment = firstComment();
   renderPreviews($("previews"), chosen.map((channel) => ({
     channel, text: effective(channel), options: variants[channel.channel_id] || {},
-    parts: effectiveParts(channel.channel_id).map((p) => ({ text: p.content })),
+    parts: effectiveParts(channel.channel_id).map((p) => ({ text: p.content, media: p.media || [] })),
   })), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing, comment });
 }
 $("media-list").addEventListener("media-changed", () => updateCounts());

@@ -1,114 +1,147 @@
 // Media in the compose dialog: each chosen file is uploaded at once (POST /v1/media, the file
 // to S3 with the pre-signed form, POST .../complete: the service probes the bytes), shown with
-// its state, and given alt text (PATCH /v1/media/{id}). A post names its ready uploads, in order.
+// its state, and given alt text (PATCH /v1/media/{id}). A post (and each reply of a thread)
+// names its ready uploads, in order. A MediaBox is one such list: the post's own (part 1) and
+// one per reply (thread.js); each dispatches "media-changed" on its list.
 
 import { $, h, problemText, state } from "./shared.js";
-
-/** The dialog's media: [{key, name, media_id, status: "uploading"|"ready"|"rejected"|"failed", alt_text, note}]. */
-let items = [];
-let nextKey = 0;
 
 async function sha256Hex(file) {
   const digest = await crypto.subtle.digest("SHA-256", await file.arrayBuffer());
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-function render() {
-  $("media-list").dispatchEvent(new Event("media-changed"));
-  $("media-list").replaceChildren(...items.map((item) => {
-    const alt = h("input", { type: "text", maxlength: "2000", "aria-label": `Alt text for ${item.name}`, placeholder: "Describe the image for people who cannot see it" });
-    alt.value = item.alt_text || "";
-    alt.disabled = item.status !== "ready";
-    alt.addEventListener("change", () => saveAlt(item, alt.value));
-    const words = { uploading: "Uploading\u2026", ready: "Ready", rejected: "Refused", failed: "Upload failed" };
-    return h("li", { class: `media-item media-${item.status}` },
-      h("span", { class: "media-name" }, item.name), " ",
-      h("span", { class: "media-status", role: "status" }, words[item.status] || item.status, item.note ? `: ${item.note}` : ""),
-      alt,
-      h("button", { type: "button", onclick: () => { items = items.filter((x) => x !== item); render(); } }, `Remove ${item.name}`));
-  }));
-}
+const WORDS = { uploading: "Uploading\u2026", ready: "Ready", rejected: "Refused", failed: "Upload failed" };
 
-async function saveAlt(item, text) {
-  $("media-error").textContent = "";
-  try {
-    const saved = await state.api.updateMedia(item.media_id, { alt_text: text.trim() || null });
-    item.alt_text = saved.alt_text || "";
-    $("media-list").dispatchEvent(new Event("media-changed"));
-  } catch (err) {
-    $("media-error").textContent = `Alt text for ${item.name}: ${problemText(err)}`;
+/** One list of uploads: `list` (ul), `error` (p) and `file` (input type=file) elements; `label`
+ * (a string, or a function giving it: a reply's number changes when it moves) prefixes the
+ * controls' names ("Part 2: ") when several boxes share the dialog. */
+export class MediaBox {
+  constructor({ list, error, file, label = "" }) {
+    Object.assign(this, { list, error, file, label });
+    /** [{key, name, media_id, status: "uploading"|"ready"|"rejected"|"failed", alt_text, note, url, content_type}] */
+    this.items = [];
+    this.nextKey = 0;
+    file.addEventListener("change", async () => {
+      const files = [...file.files];
+      file.value = "";
+      await Promise.all(files.map((f) => this.upload(f)));
+    });
+  }
+
+  changed() {
+    this.list.dispatchEvent(new Event("media-changed", { bubbles: true }));
+  }
+
+  get prefix() {
+    return typeof this.label === "function" ? this.label() : this.label;
+  }
+
+  render() {
+    this.draw();
+    this.changed();
+  }
+
+  /** Redraw the list (no event: a reply's row redrawn after a move). */
+  draw() {
+    this.list.replaceChildren(...this.items.map((item) => {
+      const alt = h("input", { type: "text", maxlength: "2000", "aria-label": `${this.prefix}Alt text for ${item.name}`, placeholder: "Describe the image for people who cannot see it" });
+      alt.value = item.alt_text || "";
+      alt.disabled = item.status !== "ready";
+      alt.addEventListener("change", () => this.saveAlt(item, alt.value));
+      return h("li", { class: `media-item media-${item.status}` },
+        h("span", { class: "media-name" }, item.name), " ",
+        h("span", { class: "media-status", role: "status" }, WORDS[item.status] || item.status, item.note ? `: ${item.note}` : ""),
+        alt,
+        h("button", { type: "button", "aria-label": `${this.prefix}Remove ${item.name}`, onclick: () => { this.items = this.items.filter((x) => x !== item); this.render(); } }, `Remove ${item.name}`));
+    }));
+  }
+
+  async saveAlt(item, text) {
+    this.error.textContent = "";
+    try {
+      const saved = await state.api.updateMedia(item.media_id, { alt_text: text.trim() || null });
+      item.alt_text = saved.alt_text || "";
+      this.changed();
+    } catch (err) {
+      this.error.textContent = `${this.prefix}Alt text for ${item.name}: ${problemText(err)}`;
+    }
+  }
+
+  /** A chosen image as a data: URL for the previews (the page's CSP allows data: images, not blob:). */
+  thumbnail(item, file) {
+    const reader = new FileReader();
+    reader.onload = () => {
+      item.url = String(reader.result);
+      this.changed();
+    };
+    reader.readAsDataURL(file);
+  }
+
+  async upload(file) {
+    const item = { key: this.nextKey++, name: file.name, media_id: null, status: "uploading", alt_text: "", note: "", url: null, content_type: file.type };
+    if (file.type.startsWith("image/")) this.thumbnail(item, file);
+    this.items.push(item);
+    this.render();
+    try {
+      const created = await state.api.createMedia({ content_type: file.type, size: file.size, sha256: await sha256Hex(file) });
+      item.media_id = created.media_id;
+      await state.api.uploadForm(created.upload, file);
+      const probed = await state.api.completeMedia(created.media_id);
+      item.status = probed.status === "ready" ? "ready" : "rejected";
+      item.note = probed.status === "ready" ? `${probed.content_type}${probed.width ? `, ${probed.width}\u00d7${probed.height}` : ""}` : (probed.reason_detail || probed.reason || "");
+    } catch (err) {
+      item.status = "failed";
+      item.note = problemText(err);
+    }
+    this.render();
+  }
+
+  /** Start with `mediaIds` (an edited post's), read back with their alt text. */
+  async reset(mediaIds = []) {
+    this.items = [];
+    this.error.textContent = "";
+    this.render();
+    for (const id of mediaIds) {
+      const item = { key: this.nextKey++, name: id, media_id: id, status: "ready", alt_text: "", note: "" };
+      this.items.push(item);
+      try {
+        const media = await state.api.getMedia(id);
+        item.alt_text = media.alt_text || "";
+        item.note = media.content_type || "";
+        item.content_type = media.content_type;
+      } catch { /* an upload the post names but the service forgot: the post's problem will say */ }
+    }
+    this.render();
+  }
+
+  /** The `media_ids`, or null (with a message) while an upload is unfinished or refused. */
+  idsForPost() {
+    if (this.items.some((x) => x.status === "uploading")) {
+      this.error.textContent = `${this.prefix}Wait until every upload is ready.`;
+      return null;
+    }
+    if (this.items.some((x) => x.status !== "ready")) {
+      this.error.textContent = `${this.prefix}Remove the files that were refused or failed first.`;
+      return null;
+    }
+    return this.items.map((x) => x.media_id);
+  }
+
+  /** The media for the previews: [{name, url (a data: URL of a chosen image, else null),
+   * alt_text, content_type}], refused and failed uploads left out. */
+  forPreview() {
+    return this.items.filter((x) => x.status === "ready" || x.status === "uploading")
+      .map(({ name, url, alt_text, content_type }) => ({ name, url, alt_text, content_type }));
   }
 }
 
-/** A chosen image as a data: URL for the previews (the page's CSP allows data: images, not blob:). */
-function thumbnail(item, file) {
-  const reader = new FileReader();
-  reader.onload = () => {
-    item.url = String(reader.result);
-    $("media-list").dispatchEvent(new Event("media-changed"));
-  };
-  reader.readAsDataURL(file);
-}
-
-async function upload(file) {
-  const item = { key: nextKey++, name: file.name, media_id: null, status: "uploading", alt_text: "", note: "", url: null, content_type: file.type };
-  if (file.type.startsWith("image/")) thumbnail(item, file);
-  items.push(item);
-  render();
-  try {
-    const created = await state.api.createMedia({ content_type: file.type, size: file.size, sha256: await sha256Hex(file) });
-    item.media_id = created.media_id;
-    await state.api.uploadForm(created.upload, file);
-    const probed = await state.api.completeMedia(created.media_id);
-    item.status = probed.status === "ready" ? "ready" : "rejected";
-    item.note = probed.status === "ready" ? `${probed.content_type}${probed.width ? `, ${probed.width}\u00d7${probed.height}` : ""}` : (probed.reason_detail || probed.reason || "");
-  } catch (err) {
-    item.status = "failed";
-    item.note = problemText(err);
-  }
-  render();
-}
-
-$("media-file").addEventListener("change", async () => {
-  const files = [...$("media-file").files];
-  $("media-file").value = "";
-  await Promise.all(files.map(upload));
-});
+/** The post's own media (part 1). */
+const postMedia = new MediaBox({ list: $("media-list"), error: $("media-error"), file: $("media-file") });
 
 /** Start the dialog with `mediaIds` (an edited post's), read back with their alt text. */
-export async function resetMedia(mediaIds = []) {
-  items = [];
-  $("media-error").textContent = "";
-  render();
-  for (const id of mediaIds) {
-    const item = { key: nextKey++, name: id, media_id: id, status: "ready", alt_text: "", note: "" };
-    items.push(item);
-    try {
-      const media = await state.api.getMedia(id);
-      item.alt_text = media.alt_text || "";
-      item.note = media.content_type || "";
-      item.content_type = media.content_type;
-    } catch { /* an upload the post names but the service forgot: the post's problem will say */ }
-  }
-  render();
-}
-
+export const resetMedia = (mediaIds = []) => postMedia.reset(mediaIds);
 /** The post's `media_ids`, or null (with a message) while an upload is unfinished or refused. */
-export function mediaIdsForPost() {
-  if (items.some((x) => x.status === "uploading")) {
-    $("media-error").textContent = "Wait until every upload is ready.";
-    return null;
-  }
-  if (items.some((x) => x.status !== "ready")) {
-    $("media-error").textContent = "Remove the files that were refused or failed first.";
-    return null;
-  }
-  return items.map((x) => x.media_id);
-}
-
-/** The dialog's media for the previews: [{name, url (a data: URL of a chosen image, else
- * null: a data: URL of a chosen image), alt_text, content_type}], refused and failed uploads left out. */
-export function mediaForPreview() {
-  return items.filter((x) => x.status === "ready" || x.status === "uploading")
-    .map(({ name, url, alt_text, content_type }) => ({ name, url, alt_text, content_type }));
-}
+export const mediaIdsForPost = () => postMedia.idsForPost();
+/** The post's media for the previews (MediaBox.forPreview). */
+export const mediaForPreview = () => postMedia.forPreview();

@@ -59,10 +59,10 @@ function bluesky(channel, { text, options, media, linkCard, cardRemoved, isNew }
 
 /** The thread's replies after part 1, then the first comment: each as a reply below it. */
 function replies(platform, { parts, options, comment }) {
-  const body = (text) => (platform === "mastodon" ? toot(text, options, []) : h("p", { class: "preview-text" }, text));
+  const body = (text, media = []) => (platform === "mastodon" ? toot(text, options, media) : [h("p", { class: "preview-text" }, text), thumbs(media, false)]);
   const total = parts.length + 1;
   const items = parts.map((p, i) => h("li", { class: "preview-reply" },
-    h("p", { class: "preview-head" }, `Part ${i + 2} of ${total} · a reply to part ${i + 1}`), body(p.text)));
+    h("p", { class: "preview-head" }, `Part ${i + 2} of ${total} · a reply to part ${i + 1}`), body(p.text, p.media)));
   if (comment) {
     const later = comment.delayMinutes ? `, ${comment.delayMinutes} min after the post` : "";
     items.push(h("li", { class: "preview-reply preview-comment" },
@@ -73,7 +73,7 @@ function replies(platform, { parts, options, comment }) {
 
 /**
  * The previews of the chosen network channels: `items` is [{channel, text, options, parts:
- * [{text}]}] and `shared` {media: [{name, url, alt_text, content_type}], linkCard, cardRemoved,
+ * [{text, media}]}] and `shared` {media: [{name, url, alt_text, content_type}], linkCard, cardRemoved,
  * isNew, comment: {content, delayMinutes} | null}.
  */
 export function renderPreviews(target, items, shared) {

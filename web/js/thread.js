@@ -2,17 +2,32 @@
 // the main text is part 1, "Add to thread" adds the replies after it (2 to 25 parts in all), each
 // with its own counts per chosen channel, moved or removed by buttons; the first comment is a
 // reply to part 1, `delay_seconds` after the post (typed in minutes, 0 to 60, fractions allowed).
+// Each reply has its own media (a MediaBox: upload, alt text, order), checked per channel by the
+// API like part 1's (a 422 names the part).
 // Each change dispatches "thread-changed" on #thread-box (the dialog redraws counts, previews).
 
 import { countLines } from "./counts.js";
+import { MediaBox } from "./media.js";
 import { $, h } from "./shared.js";
 
 const MAX_PARTS = 25; // in all, part 1 included (models/thread.py MAX_THREAD_PARTS)
 const MAX_DELAY_MINUTES = 60; // MAX_FIRST_COMMENT_DELAY_SECONDS, 3,600 s
 
-/** The replies being edited: [{key, content, media_ids}] (media_ids kept from an edited post). */
+/** The replies being edited: [{key, content, media: MediaBox, file, list, error}]. */
 let parts = [];
 let nextKey = 0;
+
+/** A new reply with `content` and its media box (read back: an edited post's `mediaIds`). */
+function newPart(content, mediaIds = []) {
+  const key = nextKey++;
+  const part = { key, content };
+  part.file = h("input", { id: `part-${key}-media-file`, type: "file", multiple: true, accept: "image/jpeg,image/png,image/gif,image/webp,video/mp4" });
+  part.list = h("ul", { class: "media-list" });
+  part.error = h("p", { class: "error", id: `part-${key}-media-error` });
+  part.media = new MediaBox({ list: part.list, error: part.error, file: part.file, label: () => `Part ${parts.indexOf(part) + 2}: ` });
+  if (mediaIds.length) part.media.reset(mediaIds);
+  return part;
+}
 
 function changed() {
   $("thread-box").dispatchEvent(new Event("thread-changed"));
@@ -36,13 +51,16 @@ function partRow(part, index) {
   const area = h("textarea", { id, rows: "3", "aria-describedby": `${id}-counts ${id}-error` });
   area.value = part.content;
   area.addEventListener("input", () => { part.content = area.value; $(`${id}-error`).textContent = ""; changed(); });
-  const kept = part.media_ids.length ? h("p", { class: "hint" }, `${part.media_ids.length} media kept from the saved post.`) : null;
+  part.media.draw(); // its controls named after the part's new number
   return h("li", { class: "thread-part" },
     h("label", { for: id }, `Part ${n} of ${parts.length + 1}`),
     area,
     h("ul", { id: `${id}-counts`, class: "counts", "aria-live": "polite" }),
-    kept,
     h("p", { class: "error", id: `${id}-error` }),
+    h("label", { for: part.file.id }, `Add media to part ${n}`),
+    part.file,
+    part.list,
+    part.error,
     h("div", { class: "part-actions" },
       h("button", { type: "button", class: "part-up", "aria-label": `Move part ${n} up`, disabled: index === 0, onclick: () => move(index, -1) }, "Move up"),
       h("button", { type: "button", class: "part-down", "aria-label": `Move part ${n} down`, disabled: index === parts.length - 1, onclick: () => move(index, 1) }, "Move down"),
@@ -67,17 +85,18 @@ function render() {
 }
 
 $("add-part").addEventListener("click", () => {
-  parts.push({ key: nextKey++, content: "", media_ids: [] });
+  parts.push(newPart(""));
   render();
   $("thread-parts").lastElementChild.querySelector("textarea").focus();
   changed();
 });
+$("thread-box").addEventListener("media-changed", changed); // a reply's upload or alt text
 $("first-comment").addEventListener("input", changed);
 $("comment-delay").addEventListener("input", changed);
 
 /** Start the dialog with an edited post's `parts` and `first_comment` (none for a new post). */
 export function resetThread(post) {
-  parts = ((post && post.parts) || []).map((p) => ({ key: nextKey++, content: p.content, media_ids: [...(p.media_ids || [])] }));
+  parts = ((post && post.parts) || []).map((p) => newPart(p.content, p.media_ids || []));
   const comment = post && post.first_comment;
   $("first-comment").value = comment ? comment.content : "";
   $("comment-delay").value = String(comment ? comment.delay_seconds / 60 : 0); // 90 s: 1.5
@@ -86,9 +105,9 @@ export function resetThread(post) {
   render();
 }
 
-/** The replies as typed: [{content, media_ids}]. */
+/** The replies as typed: [{content, media: [{name, url, alt_text, content_type}]}] (previews). */
 export function threadParts() {
-  return parts.map(({ content, media_ids }) => ({ content, media_ids }));
+  return parts.map((part) => ({ content: part.content, media: part.media.forPreview() }));
 }
 
 /** The first comment as typed ({content, delayMinutes}), or null when its box is blank. */
@@ -110,8 +129,10 @@ export function threadBody(editing) {
     $("comment-error").textContent = `First comment: the delay is from 0 to ${MAX_DELAY_MINUTES} minutes.`;
     return null;
   }
+  const ids = parts.map((part) => part.media.idsForPost());
+  if (ids.includes(null)) return null; // an upload of a reply is unfinished or refused: said there
   const body = {};
-  if (editing || parts.length) body.parts = threadParts();
+  if (editing || parts.length) body.parts = parts.map((part, i) => ({ content: part.content, media_ids: ids[i] }));
   if (editing || comment) body.first_comment = comment && { content: comment.content, delay_seconds: Math.round(minutes * 60) };
   return body;
 }
