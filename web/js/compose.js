@@ -39,10 +39,15 @@ export function renderVariantFields() {
     const area = h("textarea", { id: `variant-${id}`, rows: "3", "data-channel-id": id, "aria-label": `Own text for ${channel.name}` });
     area.value = text;
     area.addEventListener("input", updateCounts);
-    const own = h("details", { class: "variant", open: Boolean(text) },
-      h("summary", {}, `Own text for ${channel.name}`),
-      h("p", { class: "hint" }, "Leave empty to publish the main text on this channel."), area);
     variants[id] = variants[id] || {};
+    const bare = Array.isArray(variants[id].media_ids) && !variants[id].media_ids.length;
+    const noMedia = h("input", { type: "checkbox", id: `variant-bare-${id}`, checked: bare });
+    noMedia.addEventListener("change", () => { variants[id].media_ids = noMedia.checked ? [] : null; updateCounts(); });
+    const own = h("details", { class: "variant", open: Boolean(text) || bare },
+      h("summary", {}, `Own text for ${channel.name}`),
+      h("p", { class: "hint" }, "Leave empty to publish the main text on this channel."), area,
+      h("div", { class: "check" }, noMedia,
+        h("label", { for: noMedia.id }, `Publish on ${channel.name} without the post's media`)));
     const options = optionFields(channel, variants[id], updateCounts);
     if (!options) return [own];
     const card = channel.platform === "bluesky"
@@ -94,8 +99,10 @@ export function updateCounts() {
     .map((l) => h("li", { class: l.over ? "over" : "" }, l.text)));
   updateThreadCounts(chosen.filter((c) => !((variants[c.channel_id] || {}).parts || []).length), chosen);
   const comment = firstComment();
+  const bare = (c) => Array.isArray((variants[c.channel_id] || {}).media_ids) && !variants[c.channel_id].media_ids.length;
   renderPreviews($("previews"), chosen.map((channel) => ({
     channel, text: effective(channel), options: variants[channel.channel_id] || {},
+    ...(bare(channel) ? { media: [] } : {}), // its variant publishes no media: a Bluesky link card may show
     parts: effectiveParts(channel.channel_id).map((p) => ({ text: p.content, media: p.media || [] })),
   })), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing, comment });
 }
