@@ -72,6 +72,38 @@ def test_drag_a_post_to_another_day_keeps_its_wall_time(
     assert got["version"] == post["version"] + 1
 
 
+def test_drag_after_a_concurrent_edit_says_so_and_shows_the_post_as_it_is_now(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a scheduled post on the calendar, which someone edits elsewhere meanwhile
+    user = _user()
+    channel = _channel(stack, user)
+    at = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(days=2, hours=1)
+    post = _post(stack, user, channel, at, "Move me")
+    local_day = at.astimezone(ZoneInfo(ZONE)).date()
+    step = -1 if local_day.isoweekday() == 7 else 1
+    target = local_day + timedelta(days=step)
+    page = open_page(ZONE, poll_ms=60_000, expected_statuses=(412,))
+    _sign_in(page, user)
+    item = _slot(page, at, ZONE).locator(".post").first
+    expect(item).to_contain_text("Move me")
+    api = stack.client(user)
+    path = f"/v1/scheduled-posts/{post['schedule_id']}"
+    edited = api.request(
+        "PATCH", path, {"content": "Edited elsewhere"}, headers={"If-Match": f'"{post["version"]}"'}
+    )
+    assert edited.status == 200, edited.body
+    # When the creator drags the post as the page still shows it
+    item.drag_to(page.locator(f'li.day[data-date="{target.isoformat()}"]'))
+    # Then the page says it changed meanwhile and shows it as it is now, where it was
+    expect(page.locator("#status")).to_contain_text("changed elsewhere meanwhile")
+    expect(_slot(page, at, ZONE).locator(".post").first).to_contain_text("Edited elsewhere")
+    # And the drag overwrote nothing: the API has the other edit at the old instant
+    got = api.request("GET", path).body
+    assert (got["content"], parse_instant(got["publish_at"])) == ("Edited elsewhere", at)
+    assert got["version"] == post["version"] + 1
+
+
 def test_detail_shows_the_posts_event_history(stack: Stack, open_page: Callable[..., Any]) -> None:
     # Given a post that publishes to a webhook
     user = _user()
