@@ -35,7 +35,7 @@ from tests.support.faults import FaultPlan, FaultRates, FaultySqs, FaultyTable
 from tests.support.fixtures import START
 from tests.support.networks import FORCED_KINDS, PDS_URL_ENV, forced_kind
 from tests.support.outbox_check import check_outbox
-from tests.support.scenario import EXTRAS, World, seeded_uuid4
+from tests.support.scenario import World, seeded_uuid4
 
 
 @pytest.fixture(scope="module")
@@ -118,18 +118,14 @@ def test_fault_suite_ci_seeds_carry_threads_a_queue_and_an_import(
 ) -> None:
     # Issues 26 and 27: the worlds' threads, first comments, queued posts and crashed import
     # were played (their promises are checked per seed by the promise test), not skipped.
-    if not EXTRAS:
-        pytest.skip("FAULT_WORLD_EXTRAS names no world part (tests/support/scenario.py)")
     totals, faults = summarize(ci_results)
-    if "threads" in EXTRAS:
-        assert totals["network_mastodon_thread_parts"] > 0, dict(totals)
-        assert totals["network_bluesky_thread_parts"] > 0, dict(totals)
-        assert totals["network_comment_published"] > 0, dict(totals)
-        assert any(k.endswith("part_answer_lost") for k in faults), dict(faults)
-    if "workflow" in EXTRAS:
-        assert totals["queue_live_posts"] > 0, dict(totals)
-        assert totals["import_crash_mid_chunk"] > 0, dict(totals)
-        assert totals["import_rows_done"] > 0, dict(totals)
+    assert totals["network_mastodon_thread_parts"] > 0, dict(totals)
+    assert totals["network_bluesky_thread_parts"] > 0, dict(totals)
+    assert totals["network_comment_published"] > 0, dict(totals)
+    assert any(k.endswith("part_answer_lost") for k in faults), dict(faults)
+    assert totals["queue_live_posts"] > 0, dict(totals)
+    assert totals["import_crash_mid_chunk"] > 0, dict(totals)
+    assert totals["import_rows_done"] > 0, dict(totals)
 
 
 def test_fault_suite_ci_seeds_notifications_survive_endpoint_failures(

@@ -98,13 +98,6 @@ from tests.support.verify_world import VERIFY_SETTINGS, WorldVerifier
 from tests.support.workflow_world import WorldWorkflow
 
 TERMINAL = {"published", "partially_published", "failed", "cancelled", "missed"}
-#: World parts still being made sound, off unless named in ``FAULT_WORLD_EXTRAS`` (a comma
-#: list): ``threads`` (threads, first comments, variants and link cards,
-#: ``tests/support/thread_world.py``) and ``workflow`` (the posting queue and a crashed import,
-#: ``tests/support/workflow_world.py``). The CI seeds pass with both (2026-12-04), but
-#: ``make faults N=2000`` with both failed 5 of its 40 seeds (docs/reliability.md), so neither
-#: is in the CI worlds nor ``make faults`` until those pass.
-EXTRAS = frozenset(filter(None, os.environ.get("FAULT_WORLD_EXTRAS", "").split(",")))
 #: Settings of every world: short retries so simulated time stays small; no pending limit.
 WORLD_SETTINGS: dict[str, Any] = {
     "RETRY_BASE_SECONDS": 2.0,
@@ -401,7 +394,7 @@ class World:
         #: The network verifier's runs and the networks' deletions (issue 31).
         self.verifier = WorldVerifier(self)
         #: The posting queue's concurrent creates and cancels, the crashed import (issue 27).
-        self.workflow = WorldWorkflow(self) if "workflow" in EXTRAS else None
+        self.workflow = WorldWorkflow(self)
 
     @property
     def settings(self) -> Any:
@@ -617,8 +610,7 @@ class World:
                     media_ids=self.media.choose(user),
                 )
             )
-            if "threads" in EXTRAS:
-                self._compose(self.posts[-1])
+            self._compose(self.posts[-1])
         poison = random.Random(f"poison-{self.seed}")
         if poison.random() < POISON_SHARE:
             candidates = [p for p in self.posts if p.action is None]
@@ -635,8 +627,7 @@ class World:
             self.outage = (begin, min(begin + timedelta(seconds=rng.randint(120, 600)), last))
             self.plan.count("sweeper_outage")
         self.series.build()
-        if self.workflow is not None:
-            self.workflow.build()
+        self.workflow.build()
 
     def _compose(self, post: PlannedPost) -> None:
         """The post's thread, comment, variants and card (``thread_world.compose``)."""
@@ -780,8 +771,7 @@ class World:
             if self.networks is not None:
                 self.networks.tick(now)
             busy_series = self.series.tick()
-            if self.workflow is not None:
-                busy_series = self.workflow.tick(now) or busy_series
+            busy_series = self.workflow.tick(now) or busy_series
             self.verifier.tick(now)
             if now >= self.next_reconcile_at:
                 self.reconcile()
@@ -799,7 +789,7 @@ class World:
             busy = busy or busy_series
             now = self.clock.now()
             done = i >= len(events) and self.series.done()
-            done = done and (self.workflow is None or self.workflow.done(now))
+            done = done and self.workflow.done(now)
             done = done and self.verifier.settled(now)
             if done and now > last_publish and not busy and self._settled():
                 return
@@ -819,7 +809,7 @@ class World:
                     self.driver.next_watchdog_at,
                     self.next_reconcile_at,
                     *self.series.upcoming(),
-                    *(self.workflow.upcoming() if self.workflow is not None else []),
+                    *self.workflow.upcoming(),
                     *([self.verifier.next_run_at] if self.verifier.next_run_at else []),
                 ]
                 if i < len(events):
@@ -1055,7 +1045,7 @@ class World:
             if status != want_status:
                 problems.append(f"post {sid}: status {status}, expected {want_status}")
         problems += self.series.check(totals, expected_keys, versions)
-        problems += self.workflow.check(totals) if self.workflow is not None else []
+        problems += self.workflow.check(totals)
         unexpected = receiver.accepted_keys() - expected_keys
         if unexpected:
             totals["duplicates"] += len(unexpected)
