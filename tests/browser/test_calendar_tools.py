@@ -72,6 +72,40 @@ def test_drag_a_post_to_another_day_keeps_its_wall_time(
     assert got["version"] == post["version"] + 1
 
 
+def test_move_to_another_day_by_keyboard_keeps_its_wall_time(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given a scheduled post two days ahead
+    user = _user()
+    channel = _channel(stack, user)
+    at = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(days=2, hours=1)
+    post = _post(stack, user, channel, at, "Move me by keys")
+    target = at.astimezone(ZoneInfo(ZONE)).date() + timedelta(days=3)
+    page = open_page(ZONE)
+    _sign_in(page, user)
+    item = _slot(page, at, ZONE).locator(".post").first
+    expect(item).to_contain_text("Move me by keys")
+    # When the creator opens it with the keyboard and moves it three days on, without a mouse
+    item.get_by_role("button").first.focus()
+    page.keyboard.press("Enter")
+    day = page.get_by_label("Move to another day, at the same time")
+    expect(day).to_be_visible()
+    day.focus()
+    day.fill(target.isoformat())
+    for _ in range(5):  # Tab walks the date field's segments (and its picker) first
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.textContent") == "Move to that day":
+            break
+    expect(page.get_by_role("button", name="Move to that day")).to_be_focused()
+    page.keyboard.press("Enter")
+    # Then the API has it three days later at the same wall time, and the page says where
+    expect(page.locator("#status")).to_contain_text("Moved")
+    got = stack.client(user).request("GET", f"/v1/scheduled-posts/{post['schedule_id']}").body
+    assert parse_instant(got["publish_at"]).astimezone(ZoneInfo(ZONE)).replace(tzinfo=None) == (
+        at.astimezone(ZoneInfo(ZONE)).replace(tzinfo=None) + timedelta(days=3)
+    )
+
+
 def test_drag_after_a_concurrent_edit_says_so_and_shows_the_post_as_it_is_now(
     stack: Stack, open_page: Callable[..., Any]
 ) -> None:

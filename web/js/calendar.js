@@ -139,7 +139,7 @@ export function rangeTitle(days) {
 }
 
 /** A one-off scheduled post can be dragged to another day (an occurrence moves with its series). */
-function movable(post) {
+export function movable(post) {
   return post.status === "scheduled" && !post.series_id;
 }
 
@@ -200,7 +200,7 @@ function shownPosts() {
  * silently); a wall time that happens twice takes the earlier instant (the posting queue's and
  * the recurring schedules' DST rule). The change goes through PATCH with If-Match.
  */
-async function movePost(scheduleId, dayKey) {
+export async function movePost(scheduleId, dayKey) {
   const post = state.posts.find((p) => p.schedule_id === scheduleId);
   if (!post || !movable(post)) return;
   const wall = t.wallOf(Date.parse(post.publish_at), zone);

@@ -1,6 +1,6 @@
 // Post detail: deliveries with remote_url links, lag, attempts, the event history; Edit, Cancel post, Retry.
 
-import { refresh } from "./calendar.js";
+import { movable, movePost, refresh } from "./calendar.js";
 import { openCompose } from "./compose.js";
 import {
   $,
@@ -209,10 +209,28 @@ export async function loadDetail(id, { keepFocus = false } = {}) {
     events.length ? h("ol", { class: "history" }, events.map(historyItem)) : h("p", {}, "No events yet."),
   ].flat().filter(Boolean));
   const scheduled = post.status === "scheduled";
+  $("detail-move").hidden = !movable(post);
+  const wall = t.wallOf(at, zone);
+  const day = `${wall.year}-${t.pad(wall.month)}-${t.pad(wall.day)}`;
+  if ($("move-day").dataset.for !== `${post.schedule_id}@${post.version}`) {
+    $("move-day").value = day; // a new post or version: its own day (never over one being typed)
+    $("move-day").dataset.for = `${post.schedule_id}@${post.version}`;
+  }
   $("detail-edit").hidden = !scheduled;
   $("detail-cancel").hidden = !scheduled;
   $("detail-retry").hidden = !(post.status === "failed" || post.status === "partially_published");
 }
+
+// The keyboard's (and a phone's) way to do what a drag does: another day, the same local time
+// (calendar.js movePost: its DST rule, If-Match, the message of a post changed meanwhile). It
+// sits outside #detail-body, which polling redraws, so a day being typed is kept.
+$("detail-move-button").addEventListener("click", async () => {
+  const post = state.detail;
+  const day = $("move-day").value;
+  if (!post || !day) return;
+  await movePost(post.schedule_id, day);
+  await loadDetail(post.schedule_id, { keepFocus: true });
+});
 
 $("detail-close").addEventListener("click", () => $("detail").close());
 $("detail").addEventListener("close", () => { state.detail = null; });
