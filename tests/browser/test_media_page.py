@@ -46,15 +46,35 @@ def test_upload_a_png_with_alt_text_and_publish_it_to_a_webhook(
         _sign_in(page, user)
         page.get_by_role("button", name="New post").click()
         page.get_by_label("Content").fill("A red square")
-        # When they choose a PNG, Then it is uploaded and probed ready with its size
+        # When they choose a PNG (its upload to S3 held back a moment), Then a progress bar
+        # shows while it goes, then it is probed ready with its size
+        held: list[Any] = []
+        to_storage = re.compile(r"^http://127\.0\.0\.1:\d+/(?!v1/)")
+        page.route(
+            to_storage,
+            lambda route: (
+                held.append(route) if route.request.method == "POST" else route.continue_()
+            ),
+        )
         path, data = _png(tmp_path)
-        page.get_by_label("Add images").set_input_files(str(path))
+        storage_post = lambda r: r.method == "POST" and bool(to_storage.match(r.url))  # noqa: E731
+        with page.expect_request(storage_post):
+            page.get_by_label("Add images").set_input_files(str(path))
+        expect(page.get_by_label("Upload of red.png")).to_be_visible()
+        page.wait_for_function("() => true")  # a round trip: the held route is handed over
+        assert len(held) == 1, held
+        held[0].continue_()
+        page.unroute(to_storage)
         item = page.locator("#media-list li").first
         expect(item).to_contain_text(re.compile(r"Ready: image/png, 64\u00d748"), timeout=15_000)
+        expect(page.get_by_label("Upload of red.png")).to_have_count(0)
+        # And it asks for alt text until it has one
+        expect(item.locator(".alt-nudge")).to_be_visible()
         # When they give it alt text and post it now
         alt = page.get_by_label("Alt text for red.png")
         alt.fill("A red square on white")
         alt.press("Tab")
+        expect(item.locator(".alt-nudge")).to_be_hidden()
         _assert_accessible(page, "compose with an image")
         api = stack.client(user)
         media = api.request("GET", "/v1/media").body["items"]

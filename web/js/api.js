@@ -120,18 +120,23 @@ export class Api {
   completeMedia(id) { return this.request("POST", `/v1/media/${encodeURIComponent(id)}/complete`); }
   getMedia(id) { return this.request("GET", `/v1/media/${encodeURIComponent(id)}`); }
   updateMedia(id, body) { return this.request("PATCH", `/v1/media/${encodeURIComponent(id)}`, { body }); }
-  /** The file to S3 with the pre-signed POST form (no bearer: the form's policy is the grant). */
-  async uploadForm(form, file) {
+  /** POST `file` to S3 with the pre-signed form's fields (no bearer: the form's policy is the
+   * grant), by XMLHttpRequest since fetch reports no upload progress: `onProgress(fraction)` as
+   * bytes go out. Rejects with an ApiError. */
+  uploadForm(form, file, onProgress = () => {}) {
     const data = new FormData();
     for (const [k, v] of Object.entries(form.fields)) data.append(k, v);
     data.append("file", file);
-    let response;
-    try {
-      response = await fetch(form.url, { method: "POST", body: data });
-    } catch {
-      throw new ApiError(0, null, "The upload could not reach the storage service. Try again.");
-    }
-    if (!response.ok) throw new ApiError(response.status, null, `The storage service refused the upload (HTTP ${response.status}).`);
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", form.url);
+      xhr.upload.addEventListener("progress", (ev) => { if (ev.lengthComputable) onProgress(ev.loaded / ev.total); });
+      xhr.addEventListener("load", () => (xhr.status >= 200 && xhr.status < 300
+        ? resolve()
+        : reject(new ApiError(xhr.status, null, `The storage service refused the upload (HTTP ${xhr.status}).`))));
+      xhr.addEventListener("error", () => reject(new ApiError(0, null, "The upload could not reach the storage service. Try again.")));
+      xhr.send(data);
+    });
   }
   createImportUpload() { return this.request("POST", "/v1/imports/uploads"); }
   createImport(body, key) {

@@ -49,10 +49,18 @@ export class MediaBox {
       alt.value = item.alt_text || "";
       alt.disabled = item.status !== "ready";
       alt.addEventListener("change", () => this.saveAlt(item, alt.value));
+      item.bar = item.status === "uploading"
+        ? h("progress", { max: "1", value: String(item.sent || 0), "aria-label": `${this.prefix}Upload of ${item.name}` })
+        : null;
+      const nudge = item.status === "ready" && !item.alt_text
+        ? h("span", { class: "hint alt-nudge" }, "No alt text yet: people who cannot see it will miss it.")
+        : null;
       return h("li", { class: `media-item media-${item.status}` },
         h("span", { class: "media-name" }, item.name), " ",
         h("span", { class: "media-status", role: "status" }, WORDS[item.status] || item.status, item.note ? `: ${item.note}` : ""),
+        item.bar,
         alt,
+        nudge,
         h("button", { type: "button", "aria-label": `${this.prefix}Remove ${item.name}`, onclick: () => { this.items = this.items.filter((x) => x !== item); this.render(); } }, `Remove ${item.name}`));
     }));
   }
@@ -62,6 +70,8 @@ export class MediaBox {
     try {
       const saved = await state.api.updateMedia(item.media_id, { alt_text: text.trim() || null });
       item.alt_text = saved.alt_text || "";
+      const nudge = this.list.children[this.items.indexOf(item)]?.querySelector(".alt-nudge");
+      if (nudge) nudge.hidden = Boolean(item.alt_text); // no redraw: the focus stays where it went
       this.changed();
     } catch (err) {
       this.error.textContent = `${this.prefix}Alt text for ${item.name}: ${problemText(err)}`;
@@ -86,7 +96,10 @@ export class MediaBox {
     try {
       const created = await state.api.createMedia({ content_type: file.type, size: file.size, sha256: await sha256Hex(file) });
       item.media_id = created.media_id;
-      await state.api.uploadForm(created.upload, file);
+      await state.api.uploadForm(created.upload, file, (sent) => {
+        item.sent = sent;
+        if (item.bar) item.bar.value = sent; // no redraw: an alt text being typed stays
+      });
       const probed = await state.api.completeMedia(created.media_id);
       item.status = probed.status === "ready" ? "ready" : "rejected";
       item.note = probed.status === "ready" ? `${probed.content_type}${probed.width ? `, ${probed.width}\u00d7${probed.height}` : ""}` : (probed.reason_detail || probed.reason || "");
