@@ -1,12 +1,14 @@
 """Media on the page, in a real browser: a PNG chosen in the compose dialog is uploaded through
 the API's pre-signed form to the embedded AWS's S3, probed, given alt text, and published with
-the post; a file whose bytes are not what it claims is refused with the service's reason.
+the post; a file whose bytes are not what it claims is refused with the service's reason; a
+file too big for a chosen network is refused before anything is uploaded.
 Each test signs in as its own user."""
 
 from __future__ import annotations
 
 import hashlib
 import io
+import random
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -17,6 +19,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import expect
 
+from local.bluesky import LocalPds
 from local.emulation.receiver import Receiver
 from tests.browser.conftest import Stack
 from tests.browser.test_calendar import _assert_accessible, _channel, _sign_in, _slot, _user
@@ -128,3 +131,40 @@ def test_a_file_that_is_not_what_it_claims_is_refused_with_the_reason(
     assert stack.client(user).request("GET", "/v1/scheduled-posts").body["items"] == []
     page.get_by_role("button", name="Remove notes.png").click()
     expect(page.locator("#media-list li")).to_have_count(0)
+
+
+def test_a_file_too_big_for_a_chosen_network_is_refused_before_any_upload(
+    stack: Stack, open_page: Callable[..., Any], tmp_path: Path, local_pds: LocalPds
+) -> None:
+    # Given a creator with a Bluesky channel (its image size limit in its limits), composing to it
+    user = _user()
+    sky = local_pds.create_account(f"big{user[-8:]}")
+    reply = stack.client(user).request(
+        "POST",
+        "/v1/channels",
+        {
+            "platform": "bluesky",
+            "name": "Sky",
+            "service_url": local_pds.url,
+            "handle": sky.handle,
+            "app_password": sky.app_password,
+        },
+    )
+    assert reply.status == 201, reply.body
+    limit = reply.body["limits"]["image_size_limit"]
+    page = open_page(ZONE)
+    _sign_in(page, user)
+    page.get_by_role("button", name="New post").click()
+    page.get_by_label("Content").fill("A big picture")
+    page.get_by_role("checkbox", name="Sky").check()
+    # When they choose a PNG larger than that (random pixels do not compress)
+    path = tmp_path / "big.png"
+    Image.frombytes("RGB", (1000, 1000), random.Random(7).randbytes(1000 * 1000 * 3)).save(path)
+    assert path.stat().st_size > limit
+    page.get_by_label("Add images").set_input_files(str(path))
+    # Then it is refused by the page with the network's limit, and nothing reached the service
+    item = page.locator("#media-list li").first
+    expect(item).to_contain_text(f"Refused: too big for Sky: {path.stat().st_size:,} bytes")
+    expect(item).to_contain_text(f"at most {limit:,}; nothing was uploaded")
+    assert stack.client(user).request("GET", "/v1/media").body["items"] == []
+    _assert_accessible(page, "compose with a file too big for Bluesky")

@@ -4,7 +4,7 @@ import { countLines } from "./counts.js";
 import { refresh } from "./calendar.js";
 import { $, BADGES, clearErrors, firstLine, h, problemText, say, state, zone } from "./shared.js";
 import { loadDrafts, renderDrafts } from "./drafts.js";
-import { mediaForPreview, mediaIdsForPost, resetMedia } from "./media.js";
+import { checkUploadsAgainst, mediaForPreview, mediaIdsForPost, resetMedia } from "./media.js";
 import { renderPreviews } from "./preview.js";
 import { linkCardBox, optionFields } from "./options.js";
 import { clearThreadErrors, firstComment, resetThread, showThreadErrors, threadBody, threadParts, updateThreadCounts } from "./thread.js";
@@ -107,6 +107,7 @@ export function updateCounts() {
   })), { media: mediaForPreview(), linkCard, cardRemoved, isNew: !state.editing, comment });
 }
 $("media-list").addEventListener("media-changed", () => updateCounts());
+checkUploadsAgainst(() => selectedChannels().map((id) => state.channels.find((c) => c.channel_id === id)).filter(Boolean));
 $("content").addEventListener("input", updateCounts);
 $("thread-box").addEventListener("thread-changed", () => updateCounts());
 

@@ -11,6 +11,24 @@ async function sha256Hex(file) {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The chosen channels' entries of GET /v1/channels (compose.js sets it): a file their `limits`
+ * refuse (kind, size per item, items per post) is refused before anything is uploaded. */
+let chosenChannels = () => [];
+export function checkUploadsAgainst(channels) { chosenChannels = channels; }
+
+/** Why the chosen channels refuse `file` as the post's `count`-th item, or null. The API checks
+ * the same limits again (platforms/media_rules.py): this only spares a doomed upload. */
+function refusal(file, count) {
+  for (const c of chosenChannels()) {
+    const l = c.limits || {};
+    if (l.supported_mime_types && !l.supported_mime_types.includes(file.type)) return `${c.name} does not take ${file.type || "this kind of file"}`;
+    const cap = file.type.startsWith("video/") ? l.video_size_limit : l.image_size_limit;
+    if (cap != null && file.size > cap) return `too big for ${c.name}: ${file.size.toLocaleString("en")} bytes, it takes at most ${cap.toLocaleString("en")}`;
+    if (l.max_media_attachments != null && count > l.max_media_attachments) return `${c.name} takes at most ${l.max_media_attachments} per post`;
+  }
+  return null;
+}
+
 const WORDS = { uploading: "Uploading\u2026", ready: "Ready", rejected: "Refused", failed: "Upload failed" };
 
 /** One list of uploads: `list` (ul), `error` (p) and `file` (input type=file) elements; `label`
@@ -90,8 +108,14 @@ export class MediaBox {
 
   async upload(file) {
     const item = { key: this.nextKey++, name: file.name, media_id: null, status: "uploading", alt_text: "", note: "", url: null, content_type: file.type };
-    if (file.type.startsWith("image/")) this.thumbnail(item, file);
+    const refused = refusal(file, this.items.filter((x) => x.status === "ready" || x.status === "uploading").length + 1);
     this.items.push(item);
+    if (refused) {
+      Object.assign(item, { status: "rejected", note: `${refused}; nothing was uploaded` });
+      this.render();
+      return;
+    }
+    if (file.type.startsWith("image/")) this.thumbnail(item, file);
     this.render();
     try {
       const created = await state.api.createMedia({ content_type: file.type, size: file.size, sha256: await sha256Hex(file) });
