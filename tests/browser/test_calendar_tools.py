@@ -47,6 +47,35 @@ def test_channel_filter_shows_only_that_channels_posts(
     expect(day.locator(".post")).to_have_count(2)
 
 
+def test_status_filter_shows_only_posts_in_that_status(
+    stack: Stack, open_page: Callable[..., Any]
+) -> None:
+    # Given two scheduled posts on one day, one of which the creator cancels
+    user = _user()
+    blog = _channel(stack, user, "http://127.0.0.1:9/blog")
+    at = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=2)
+    _post(stack, user, blog, at, "Still on")
+    off = _post(stack, user, blog, at + timedelta(minutes=1), "Called off")
+    assert (
+        stack.client(user).request("DELETE", f"/v1/scheduled-posts/{off['schedule_id']}").status
+        == 200
+    )
+    page = open_page(ZONE)
+    _sign_in(page, user)
+    day = _slot(page, at, ZONE)
+    expect(day.locator(".post")).to_have_count(2)
+    # When they show only cancelled posts, Then only that one is on the calendar
+    page.get_by_label("Status", exact=True).select_option(label="Cancelled")
+    expect(day.locator(".post")).to_have_count(1)
+    expect(day.locator(".post")).to_contain_text("Called off")
+    # When they show only scheduled ones, Then only the other
+    page.get_by_label("Status", exact=True).select_option(label="Scheduled")
+    expect(day.locator(".post")).to_contain_text("Still on")
+    expect(day.locator(".post")).to_have_count(1)
+    page.get_by_label("Status", exact=True).select_option(label="Every status")
+    expect(day.locator(".post")).to_have_count(2)
+
+
 def test_drag_a_post_to_another_day_keeps_its_wall_time(
     stack: Stack, open_page: Callable[..., Any]
 ) -> None:

@@ -180,16 +180,22 @@ $("channel-filter").addEventListener("change", () => {
   state.channelFilter = $("channel-filter").value;
   renderCalendar(visibleDays());
 });
+$("status-filter").addEventListener("change", () => {
+  state.statusFilter = $("status-filter").value;
+  renderCalendar(visibleDays());
+});
 
+/** Series occurrences not made yet: shown under every status but one that is not "scheduled". */
 function shownPlanned() {
   const only = state.channelFilter;
-  const planned = state.planned || [];
+  const planned = state.statusFilter && state.statusFilter !== "scheduled" ? [] : state.planned || [];
   return only ? planned.filter((p) => p.series.channel_ids.includes(only)) : planned;
 }
 
 function shownPosts() {
   const only = state.channelFilter;
-  return only ? state.posts.filter((p) => p.channel_ids.includes(only)) : state.posts;
+  const status = state.statusFilter;
+  return state.posts.filter((p) => (!only || p.channel_ids.includes(only)) && (!status || p.status === status));
 }
 
 // ------------------------------------------------------------------ drag to another day
@@ -239,7 +245,7 @@ function dropTarget(key) {
 export function renderCalendar(days) {
   renderFilter();
   const signature = JSON.stringify([state.view, days[0], days.length, state.channels.map((c) => c.name),
-    state.channelFilter, shownPosts().map((p) => [p.schedule_id, p.version, p.status, p.publish_at]),
+    state.channelFilter, state.statusFilter, shownPosts().map((p) => [p.schedule_id, p.version, p.status, p.publish_at]),
     shownPlanned().map((p) => [p.series.series_id, p.occurrence_at])]);
   if (signature === rendered && $("calendar").childElementCount) return;
   rendered = signature;

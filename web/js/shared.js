@@ -38,6 +38,7 @@ export const state = {
   pollTimer: null,
   dstChoice: null,
   channelFilter: "", // a channel_id: show only its posts ("": all)
+  statusFilter: "", // a post status: show only posts in it ("": all; planned occurrences count as scheduled)
 };
 
 export const $ = (id) => document.getElementById(id);
