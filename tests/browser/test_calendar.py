@@ -573,6 +573,7 @@ def test_phone_width_month_and_channels_neither_overlap_nor_scroll_sideways(
     detail = page.locator("#detail")
     expect(detail.locator("#detail-title")).to_contain_text("Scheduled")
     assert detail.evaluate("(el) => el.scrollWidth <= el.clientWidth")
+    _assert_accessible(page, "post detail at 390 px")
     detail.get_by_role("button", name="Close").click()
     # When they open the Channels view, Then its table fits without sideways scrolling
     page.get_by_role("button", name="Channels").click()
