@@ -242,3 +242,67 @@ def test_compose_thread_a_reply_carries_its_own_image_and_alt_text_to_the_networ
     assert (one.media_ids, two.in_reply_to_id) == ((), one.id)
     [attachment] = [standin[0].media.items[i] for i in two.media_ids]
     assert attachment.description == "A bar chart of the week"
+
+
+def test_compose_a_channels_own_replies_replace_the_posts_replies_there_only(
+    stack: Stack, open_page: Callable[..., Any], standin: tuple[MastodonStandIn, str]
+) -> None:
+    # Given a creator with two Mastodon channels, writing a 2-part thread to both
+    user = _user()
+    toots = _toots(stack, user, *standin)
+    other = standin[0].add_account(f"own{uuid.uuid4().hex[:8]}")
+    reply = stack.client(user).request(
+        "POST",
+        "/v1/channels",
+        {
+            "platform": "mastodon",
+            "name": "Quiet",
+            "instance_url": standin[1],
+            "access_token": other.token,
+        },
+    )
+    assert reply.status == 201, reply.body
+    quiet = str(reply.body["channel_id"])
+    page = open_page("Europe/Lisbon")
+    _sign_in(page, user)
+    page.get_by_role("button", name="New post").click()
+    page.get_by_label("Content").fill("One: for everyone")
+    page.get_by_role("checkbox", name="Toots").check()
+    page.get_by_role("checkbox", name="Quiet").check()
+    page.get_by_role("button", name="Add to thread").click()
+    page.keyboard.type("Two: the long version")
+    # When they give Quiet two replies of its own by keyboard, then remove the second
+    page.get_by_text("Own text for Quiet").click()
+    for text in ("Two: the short version", "Three: cut"):
+        page.get_by_role("button", name="Add a reply for Quiet only").press("Enter")
+        page.keyboard.type(text)  # the new reply's box has the focus
+    expect(page.get_by_label("Quiet's own part 3", exact=True)).to_have_value("Three: cut")
+    page.get_by_role("button", name="Remove Quiet's own part 3").press("Enter")
+    expect(page.get_by_role("button", name="Add a reply for Quiet only")).to_be_focused()
+    # Then Quiet's reply is counted by its rules and previewed in place of the post's
+    own = page.get_by_label("Quiet's own part 2", exact=True)
+    expect(own).to_have_value("Two: the short version")
+    quiet_own = page.locator("#variant-fields .own-replies", has_text="Quiet publishes")
+    expect(quiet_own).to_contain_text("Quiet: 22 / 500")
+    preview = page.get_by_role("region", name="Preview on Quiet")
+    expect(preview).to_contain_text("Two: the short version")
+    expect(preview).not_to_contain_text("Two: the long version")
+    _assert_accessible(page, "compose with a channel's own replies")
+    page.get_by_label("Now").check()
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.locator("#compose")).to_be_hidden()
+    # Then the API has Quiet's own parts, and each account got its own thread
+    post = stack.client(user).request("GET", "/v1/scheduled-posts").body["items"][0]
+    assert post["variants"][quiet]["parts"] == [
+        {"content": "Two: the short version", "media_ids": []}
+    ]
+    page.locator(f'[data-schedule-id="{post["schedule_id"]}"]').click()
+    expect(page.locator("#detail #detail-title")).to_contain_text("Published", timeout=30_000)
+    texts = {
+        name: [s.text for s in standin[0].statuses_of(account)]
+        for name, account in (("Toots", toots), ("Quiet", other))
+    }
+    assert texts == {
+        "Toots": ["One: for everyone", "Two: the long version"],
+        "Quiet": ["One: for everyone", "Two: the short version"],
+    }

@@ -43,11 +43,12 @@ export function renderVariantFields() {
     const bare = Array.isArray(variants[id].media_ids) && !variants[id].media_ids.length;
     const noMedia = h("input", { type: "checkbox", id: `variant-bare-${id}`, checked: bare });
     noMedia.addEventListener("change", () => { variants[id].media_ids = noMedia.checked ? [] : null; updateCounts(); });
-    const own = h("details", { class: "variant", open: Boolean(text) || bare },
+    const own = h("details", { class: "variant", open: Boolean(text) || bare || Boolean(variants[id].parts) },
       h("summary", {}, `Own text for ${channel.name}`),
       h("p", { class: "hint" }, "Leave empty to publish the main text on this channel."), area,
       h("div", { class: "check" }, noMedia,
-        h("label", { for: noMedia.id }, `Publish on ${channel.name} without the post's media`)));
+        h("label", { for: noMedia.id }, `Publish on ${channel.name} without the post's media`)),
+      ownReplies(id, channel));
     const options = optionFields(channel, variants[id], updateCounts);
     if (!options) return [own];
     const card = channel.platform === "bluesky"
@@ -60,9 +61,48 @@ export function renderVariantFields() {
   $("variant-fields").replaceChildren(...fields);
 }
 
+/** A channel's own thread replies (its variant's `parts`, which replace the post's replies on
+ * that channel only): each counted by the channel's rules, added and removed by buttons. None
+ * (`parts` not sent) publishes the post's replies there; the API takes 1 to 24. */
+function ownReplies(id, channel) {
+  const variant = variants[id];
+  const label = (i) => `${channel.name}'s own part ${i + 2}`;
+  const rows = (variant.parts || []).map((part, i) => {
+    const area = h("textarea", { rows: "2", "aria-label": label(i), "data-own-part": id });
+    area.value = part.content;
+    const counts = h("ul", { class: "counts", "aria-live": "polite" });
+    const draw = () => counts.replaceChildren(...countLines(area.value, [{ channel, text: area.value }])
+      .map((l) => h("li", { class: l.over ? "over" : "" }, l.text)));
+    area.addEventListener("input", () => { part.content = area.value; draw(); updateCounts(); });
+    draw();
+    const remove = () => {
+      variant.parts.splice(i, 1);
+      if (!variant.parts.length) variant.parts = null; // the post's replies again
+      renderVariantFields();
+      updateCounts();
+      $(`own-add-${id}`).focus();
+    };
+    return h("li", { class: "thread-part" }, area, counts,
+      h("button", { type: "button", class: "danger", "aria-label": `Remove ${label(i)}`, onclick: remove }, "Remove"));
+  });
+  const add = () => {
+    variant.parts = [...(variant.parts || []), { content: "", media_ids: [] }];
+    renderVariantFields();
+    updateCounts();
+    const areas = $("variant-fields").querySelectorAll(`textarea[data-own-part="${id}"]`);
+    areas[areas.length - 1].focus();
+  };
+  return h("div", { class: "own-replies" },
+    h("p", { class: "hint" }, variant.parts
+      ? `${channel.name} publishes these replies after part 1 instead of the post's.`
+      : `${channel.name} publishes the post's replies, if any.`),
+    rows.length ? h("ol", { class: "thread-parts" }, rows) : null,
+    h("button", { type: "button", id: `own-add-${id}`, disabled: (variant.parts || []).length >= 24, onclick: add }, `Add a reply for ${channel.name} only`));
+}
+
 function currentVariantTexts() {
   const texts = {};
-  for (const area of $("variant-fields").querySelectorAll("textarea")) texts[area.dataset.channelId] = area.value;
+  for (const area of $("variant-fields").querySelectorAll("textarea[data-channel-id]")) texts[area.dataset.channelId] = area.value;
   return texts;
 }
 
