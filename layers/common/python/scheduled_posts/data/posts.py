@@ -74,6 +74,32 @@ def due_keys(post: Post, *, late: bool) -> DueKeys:
     )
 
 
+def _over_nothing_or_itself(entry: dict[str, Any]) -> dict[str, Any]:
+    """Step 2 of :meth:`PostRepository.create`: ``entry`` is put only over nothing or over
+    the same version (never over a later write's entry at its key)."""
+    return {
+        "ConditionExpression": "attribute_not_exists(#due) OR #version = :version",
+        "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
+        "ExpressionAttributeValues": {":version": entry["version"]},
+    }
+
+
+def _delete_replayed(due: Any, entries: list[dict[str, Any]]) -> None:
+    """Delete the entries a replayed create put back, each only while it still holds the
+    replay's version (a later write's entry at the same key is left alone)."""
+    for entry in entries:
+        try:
+            due.delete_item(
+                Key={"bucket": entry["bucket"], "due": entry["due"]},
+                ConditionExpression="#version = :version",
+                ExpressionAttributeNames={"#version": "version"},
+                ExpressionAttributeValues={":version": entry["version"]},
+            )
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+
+
 class PostRepository(PostReader):
     """Posts, due entries, attempts and pending counters: the reads of
     :class:`~scheduled_posts.data.post_reads.PostReader` (same constructor) and the changes.
@@ -93,7 +119,9 @@ class PostRepository(PostReader):
            pending < :max``. When that condition fails, the release shards are folded in and
            the count is tried once more (also when this fold found nothing: another request may
            have just folded them).
-        2. The due entry (and marker), unconditional puts of the same item every time.
+        2. The due entry (and marker): puts of the same item every time, under
+           ``attribute_not_exists(due) OR version = :v`` (a replay never overwrites the entry of
+           a later version: an edit's).
         3. The post, ``attribute_not_exists(pk)``.
 
         Why this order is safe (each gap is one a crash can leave): after 1 only, the counter
@@ -107,6 +135,10 @@ class PostRepository(PostReader):
         put whose answer was lost, or an idempotent create replayed), the post is re-read: it
         exists, and the id is a fresh UUID (or, for an idempotent create, derived from the
         caller's key and body), so the create committed; the extra count stays (safe side).
+        When the stored post has moved on meanwhile (another version: edited, moved or
+        cancelled), the entries this replay put back are deleted again (conditioned on their
+        version), so a replay never leaves an entry behind (fault seed 4 with the workflow
+        world: a cancelled post's entry put back by a replayed create).
 
         Raises
         ------
@@ -115,10 +147,11 @@ class PostRepository(PostReader):
         """
         self._count_pending(post.owner, max_pending)
         table = self.posts_table
+        due = self._resource.Table(self._due_name)
+        entries = [action["Put"]["Item"] for action in self._put_entry_items(post, late=late)]
         try:
-            due = self._resource.Table(self._due_name)
-            for action in self._put_entry_items(post, late=late):
-                due.put_item(Item=action["Put"]["Item"])
+            for entry in entries:
+                due.put_item(Item=entry, **_over_nothing_or_itself(entry))
             table.put_item(Item=post.to_item(), ConditionExpression="attribute_not_exists(pk)")
         except ClientError as exc:
             stored = self._committed(post) if is_condition_failure(exc) else None
@@ -126,6 +159,8 @@ class PostRepository(PostReader):
                 logger.info(
                     "create had committed before a retry", extra={"schedule_id": post.schedule_id}
                 )
+                if stored.version != post.version:
+                    _delete_replayed(due, entries)
                 return stored
             self._uncount(post)
             raise
