@@ -259,7 +259,9 @@ class NetworkFaults(AnsweringTransport):
             try:
                 plan.maybe_crash("after_2xx", key)
             except BaseException:
-                self.lost_keys.add(key)  # processed; the worker never learnt of it
+                with self._lock:  # processed; the worker never learnt of it: a lost answer
+                    self.lost_keys.add(key)  # of this step (a comment written, then a crash,
+                    self.lost_steps.add((key, label))  # then a refused channel: fault seed 20)
                 raise
         if fault == "hostile_answer" and answer.status == 200:
             plan.count(f"network_{network}_hostile_answer")

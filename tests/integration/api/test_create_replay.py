@@ -2,7 +2,8 @@
 idempotent create whose answer was lost, an import row's chunk run again): it answers the
 stored post and leaves the due index as the later write left it: no entry put back for a
 cancelled post, none left at an edit's old instant, an edit's entry at the same instant never
-overwritten by the replay's older version (fault seed 4 with the workflow world)."""
+overwritten by the replay's older version; and a create that fails after its entry takes the
+entry back (fault seed 4 with the workflow world)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from datetime import timedelta
 from typing import Any
 
 import boto3
+import pytest
+from botocore.exceptions import ClientError
 
 from scheduled_posts import keys
 from scheduled_posts.data.posts import PostRepository
@@ -110,3 +113,32 @@ def test_a_create_replayed_before_anything_changed_keeps_its_entry(
     assert _replay(aws, post) == post
     due = keys.order_key(post.publish_at, post.schedule_id)
     assert _entries(aws, post.schedule_id) == [{"due": due, "version": 1}]
+
+
+class _PostPutThrottled:
+    """The posts table, its post ``PutItem`` refused as throttled (botocore's retries spent)."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._table, name)
+
+    def put_item(self, **kwargs: Any) -> Any:
+        if str(kwargs["Item"].get("sk")) == keys.POST_SK:
+            error = {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "x"}}
+            raise ClientError(error, "PutItem")
+        return self._table.put_item(**kwargs)
+
+
+def test_a_create_that_fails_after_its_entry_takes_the_entry_back(
+    aws: AwsResources, clock: SimClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A retry may choose another instant (a queued post's next free slot): the failed try's
+    # entry must not stay at the old one (fault seed 4 with the workflow world)
+    repo = _repo(aws)
+    throttled = _PostPutThrottled(repo.posts_table)
+    monkeypatch.setattr(PostRepository, "posts_table", property(lambda self: throttled))
+    with pytest.raises(ClientError):
+        repo.create(_post(clock, aws), late=False, max_pending=100)
+    assert _entries(aws, _post(clock, aws).schedule_id) == []

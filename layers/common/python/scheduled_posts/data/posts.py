@@ -84,9 +84,13 @@ def _over_nothing_or_itself(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _delete_replayed(due: Any, entries: list[dict[str, Any]]) -> None:
-    """Delete the entries a replayed create put back, each only while it still holds the
-    replay's version (a later write's entry at the same key is left alone)."""
+def _delete_replayed(due: Any, entries: list[dict[str, Any]], *, best_effort: bool = False) -> None:
+    """Delete the entries a create put that are not (or no longer) its post's: a replay's
+    whose post moved on, or a failed create's (its retry may choose another instant: a queued
+    post's next free slot, fault seed 4 with the workflow world). Each only while it still
+    holds that version (a later write's entry at the same key is left alone); ``best_effort``:
+    a refused delete is logged, not raised (the worker drops such an entry's message as
+    stale, or waits for the post's own ``publish_at``)."""
     for entry in entries:
         try:
             due.delete_item(
@@ -96,8 +100,13 @@ def _delete_replayed(due: Any, entries: list[dict[str, Any]]) -> None:
                 ExpressionAttributeValues={":version": entry["version"]},
             )
         except ClientError as exc:
-            if not is_condition_failure(exc):
+            if is_condition_failure(exc):
+                continue
+            if not best_effort:
                 raise
+            logger.warning(
+                "a failed create's due entry stays", extra={"schedule_id": entry["schedule_id"]}
+            )
 
 
 class PostRepository(PostReader):
@@ -163,6 +172,7 @@ class PostRepository(PostReader):
                     _delete_replayed(due, entries)
                 return stored
             self._uncount(post)
+            _delete_replayed(due, entries, best_effort=True)
             raise
         return post
 
