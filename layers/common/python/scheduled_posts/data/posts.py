@@ -31,6 +31,7 @@ from scheduled_posts.data.dynamo import (
     is_condition_failure,
     transact,
 )
+from scheduled_posts.data.entry_writes import put_entry, take_back
 from scheduled_posts.data.post_reads import (  # noqa: F401  (data/account.py reads it here)
     PostReader,
     attempt_from_item,
@@ -72,41 +73,6 @@ def due_keys(post: Post, *, late: bool) -> DueKeys:
         due=keys.order_key(post.publish_at, post.schedule_id),
         late_bucket=keys.late_bucket(post.shard) if late else None,
     )
-
-
-def _over_nothing_or_itself(entry: dict[str, Any]) -> dict[str, Any]:
-    """Step 2 of :meth:`PostRepository.create`: ``entry`` is put only over nothing or over
-    the same version (never over a later write's entry at its key)."""
-    return {
-        "ConditionExpression": "attribute_not_exists(#due) OR #version = :version",
-        "ExpressionAttributeNames": {"#due": "due", "#version": "version"},
-        "ExpressionAttributeValues": {":version": entry["version"]},
-    }
-
-
-def _delete_replayed(due: Any, entries: list[dict[str, Any]], *, best_effort: bool = False) -> None:
-    """Delete the entries a create put that are not (or no longer) its post's: a replay's
-    whose post moved on, or a failed create's (its retry may choose another instant: a queued
-    post's next free slot, fault seed 4 with the workflow world). Each only while it still
-    holds that version (a later write's entry at the same key is left alone); ``best_effort``:
-    a refused delete is logged, not raised (the worker drops such an entry's message as
-    stale, or waits for the post's own ``publish_at``)."""
-    for entry in entries:
-        try:
-            due.delete_item(
-                Key={"bucket": entry["bucket"], "due": entry["due"]},
-                ConditionExpression="#version = :version",
-                ExpressionAttributeNames={"#version": "version"},
-                ExpressionAttributeValues={":version": entry["version"]},
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                continue
-            if not best_effort:
-                raise
-            logger.warning(
-                "a failed create's due entry stays", extra={"schedule_id": entry["schedule_id"]}
-            )
 
 
 class PostRepository(PostReader):
@@ -160,7 +126,7 @@ class PostRepository(PostReader):
         entries = [action["Put"]["Item"] for action in self._put_entry_items(post, late=late)]
         try:
             for entry in entries:
-                due.put_item(Item=entry, **_over_nothing_or_itself(entry))
+                put_entry(due, entry)
             table.put_item(Item=post.to_item(), ConditionExpression="attribute_not_exists(pk)")
         except ClientError as exc:
             stored = self._committed(post) if is_condition_failure(exc) else None
@@ -169,10 +135,10 @@ class PostRepository(PostReader):
                     "create had committed before a retry", extra={"schedule_id": post.schedule_id}
                 )
                 if stored.version != post.version:
-                    _delete_replayed(due, entries)
+                    take_back(due, entries)
                 return stored
             self._uncount(post)
-            _delete_replayed(due, entries, best_effort=True)
+            take_back(due, entries, best_effort=True)
             raise
         return post
 
