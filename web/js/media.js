@@ -134,21 +134,20 @@ export class MediaBox {
     this.render();
   }
 
-  /** Start with `mediaIds` (an edited post's), read back with their alt text. */
+  /** Start with `mediaIds` (an edited post's), read back with their alt text. Every id is an
+   * item at once, so a save made before the read-backs finish still names them all. */
   async reset(mediaIds = []) {
-    this.items = [];
+    this.items = mediaIds.map((id) => ({ key: this.nextKey++, name: id, media_id: id, status: "ready", alt_text: "", note: "" }));
     this.error.textContent = "";
     this.render();
-    for (const id of mediaIds) {
-      const item = { key: this.nextKey++, name: id, media_id: id, status: "ready", alt_text: "", note: "" };
-      this.items.push(item);
+    await Promise.all(this.items.map(async (item) => {
       try {
-        const media = await state.api.getMedia(id);
+        const media = await state.api.getMedia(item.media_id);
         item.alt_text = media.alt_text || "";
         item.note = media.content_type || "";
         item.content_type = media.content_type;
       } catch { /* an upload the post names but the service forgot: the post's problem will say */ }
-    }
+    }));
     this.render();
   }
 
