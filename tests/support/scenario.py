@@ -1062,8 +1062,10 @@ class World:
         problems += self._check_sends(totals)
         problems += self._check_sweeper_resends(versions, totals)
         problems += self._check_rate_limits(totals)
-        began = {  # cancelled after an attempt: the entry stays for the verifier
-            sid for sid, state in states.items() if any(d["attempts"] for d in state["deliveries"])
+        began = {  # cancelled after a channel published: the entry stays for the verifier
+            sid
+            for sid, state in states.items()
+            if any(d["status"] == "published" for d in state["deliveries"])
         }
         problems += self._check_due_index(versions, began, totals)
         if self.poison is not None and self.redriven_at is None:

@@ -46,7 +46,7 @@ from scheduled_posts.errors import (
 )
 from scheduled_posts.lifecycle import transitions, waiting
 from scheduled_posts.lifecycle.arrows import PostChange
-from scheduled_posts.models.post import Attempt, Post, PostStatus
+from scheduled_posts.models.post import Attempt, DeliveryStatus, Post, PostStatus
 from scheduled_posts.observability import logger
 
 
@@ -173,8 +173,8 @@ class PostRepository(PostReader):
         cancel_waiting``, or ``edit_waiting`` given its ``attempts``, on its lease token too).
         The old due entry (and the old late marker, when ``old_late``) is deleted; when ``new``
         is still ``scheduled``, its entry (and marker, when ``new_late``) is put. A
-        ``publishing`` post's entry stays, at the new version, as a published post's does (the
-        reconciler and the verifier read that window).
+        ``publishing`` post's entry stays, at the new version, while it stays ``publishing`` or
+        when one of its channels published (the reconciler and the verifier read that window).
 
         Raises
         ------
@@ -349,10 +349,16 @@ class PostRepository(PostReader):
             *change.extra_items,
         ]
         old_where = due_keys(old, late=old_late)
-        # A post that began publishing keeps its due entry (at the new version), as a published
-        # one does: the reconciler's and the verifier's windows read it, so a waiting post
-        # edited, or cancelled after one channel published, is still rescued and read back.
-        keeps_entry = new.status == PostStatus.SCHEDULED or old.status == PostStatus.PUBLISHING
+        # A waiting post keeps its due entry (at the new version) while it stays publishing, or
+        # when a channel published: the reconciler's and the verifier's windows read it, so an
+        # edited waiting post is still rescued and a cancelled one's published channel read back.
+        keeps_entry = new.status == PostStatus.SCHEDULED or (
+            old.status == PostStatus.PUBLISHING
+            and (
+                new.status == PostStatus.PUBLISHING
+                or any(d.status == DeliveryStatus.PUBLISHED for d in new.deliveries.values())
+            )
+        )
         new_late = new_late and new.status == PostStatus.SCHEDULED
         new_where = due_keys(new, late=new_late) if keeps_entry else None
         new_keys: set[tuple[str, str]] = set()
